@@ -1,0 +1,164 @@
+//! `malo daemon`: takes the data directory's lock, starts the broker on tokio threads,
+//! runs the Tauri (GTK) main loop with the engine actor and the tray on the main thread,
+//! and shuts everything down in order on Quit, SIGINT or SIGTERM.
+
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tauri::RunEvent;
+use tokio::sync::watch;
+
+use crate::broker::instance::{BrokerInfo, InstanceError, InstanceLock};
+use crate::broker::Broker;
+use crate::config::{DaemonArgs, Settings};
+use crate::engine::EngineHandle;
+use crate::tools::ToolRegistry;
+
+/// Why the daemon could not start (or stopped with an error).
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// Bad flags.
+    #[error("{0}")]
+    Settings(#[from] crate::error::Error),
+    /// Another daemon owns the data directory, or it is unusable.
+    #[error(transparent)]
+    Instance(#[from] InstanceError),
+    /// The broker port cannot be bound.
+    #[error("cannot listen on 127.0.0.1:{port}: {source} (is another program using it? pass --daemon-port)")]
+    Bind {
+        /// The port.
+        port: u16,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// File or runtime trouble.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+    /// The GUI toolkit could not start (e.g. no display).
+    #[error("the window system could not start: {0}")]
+    Tauri(#[from] tauri::Error),
+}
+
+fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> DaemonError {
+    move |source| DaemonError::Io { what, source }
+}
+
+/// Runs the daemon until it is asked to quit.
+pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
+    let settings = Settings::from_args(&args)?;
+    let lock = InstanceLock::acquire(&settings.data_dir)?;
+    let _log_guard = crate::logging::init(&settings.data_dir).map_err(io("cannot open the log directory"))?;
+    if let Some(stale) = lock.stale_broker_file() {
+        tracing::warn!(pid = stale.pid, endpoint = %stale.endpoint, "replacing the broker.json of a daemon that is no longer running");
+    }
+    // Leases and anonymous sessions never outlive a daemon: clear what a crash left.
+    let _ = std::fs::remove_dir_all(settings.data_dir.join("leases"));
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("malo-io")
+        .enable_all()
+        .build()
+        .map_err(io("cannot start the async runtime"))?;
+    tauri::async_runtime::set(runtime.handle().clone());
+
+    let listener = {
+        let _entered = runtime.enter();
+        let listener = std::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, settings.daemon_port)))
+            .map_err(|source| DaemonError::Bind { port: settings.daemon_port, source })?;
+        listener.set_nonblocking(true).map_err(io("cannot configure the broker socket"))?;
+        tokio::net::TcpListener::from_std(listener).map_err(io("cannot configure the broker socket"))?
+    };
+    let port = listener.local_addr().map_err(io("cannot read the broker address"))?.port();
+
+    let (engine, engine_commands) = EngineHandle::channel();
+    let registry = Arc::new(ToolRegistry::standard());
+    let broker = Arc::new(Broker::new(settings.clone(), engine, registry));
+    let info = BrokerInfo {
+        endpoint: format!("http://127.0.0.1:{port}"),
+        token: broker.token.expose().to_string(),
+        pid: std::process::id(),
+    };
+    lock.write_broker_file(&info).map_err(io("cannot write broker.json"))?;
+
+    let (stop_servers, servers_stopped) = watch::channel(false);
+    let until_stopped = |mut receiver: watch::Receiver<bool>| async move {
+        let _ = receiver.wait_for(|stopped| *stopped).await;
+    };
+    runtime.spawn(crate::http::serve(
+        listener,
+        crate::http::broker_router(broker.clone(), port),
+        until_stopped(servers_stopped.clone()),
+    ));
+    runtime.spawn(broker.clone().run_reaper(until_stopped(servers_stopped.clone())));
+
+    let line = serde_json::to_string(&info).expect("broker info serialises");
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
+    drop(stdout);
+    tracing::info!(endpoint = %info.endpoint, pid = info.pid, data_dir = %settings.data_dir.display(), "daemon started");
+
+    let app = tauri::Builder::default()
+        .setup({
+            let broker = broker.clone();
+            move |app| {
+                #[cfg(target_os = "macos")]
+                app.set_activation_policy(tauri::ActivationPolicy::Accessory);
+                #[cfg(target_os = "linux")]
+                crate::engine::webkit::start(engine_commands);
+                #[cfg(not(target_os = "linux"))]
+                drop(engine_commands);
+                let handle = app.handle().clone();
+                let quit: Arc<dyn Fn() + Send + Sync> = Arc::new({
+                    let (broker, handle, stop_servers) = (broker.clone(), handle.clone(), stop_servers.clone());
+                    move || {
+                        let (broker, handle, stop_servers) = (broker.clone(), handle.clone(), stop_servers.clone());
+                        tauri::async_runtime::spawn(shut_down(broker, handle, stop_servers));
+                    }
+                });
+                crate::tray::install(&handle, broker.clone(), quit.clone());
+                tauri::async_runtime::spawn(quit_on_signal(quit));
+                Ok(())
+            }
+        })
+        .build(tauri::generate_context!())?;
+    // The app has no windows; keep it alive when none is open.
+    let code = app.run_return(|_app, event| {
+        if let RunEvent::ExitRequested { code: None, api, .. } = event {
+            api.prevent_exit();
+        }
+    });
+
+    lock.remove_broker_file();
+    runtime.shutdown_timeout(Duration::from_secs(2));
+    tracing::info!(code, "daemon stopped");
+    Ok(())
+}
+
+/// Closes every session and lease, stops the servers, then ends the main loop.
+async fn shut_down(broker: Arc<Broker>, handle: tauri::AppHandle, stop_servers: watch::Sender<bool>) {
+    tracing::info!("shutting down");
+    broker.shut_down().await;
+    let _ = stop_servers.send(true);
+    handle.exit(0);
+}
+
+async fn quit_on_signal(quit: Arc<dyn Fn() + Send + Sync>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut terminate), Ok(mut interrupt)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        tracing::warn!("cannot listen for SIGTERM/SIGINT");
+        return;
+    };
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = interrupt.recv() => {}
+    }
+    quit();
+}

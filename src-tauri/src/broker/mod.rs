@@ -1,0 +1,346 @@
+//! The broker: hands out port leases to agents, one HTTP endpoint per lease, and
+//! reclaims them. A lease owns a port from the pool, a token, its sessions and a
+//! directory; releasing or expiring it closes all of them and returns the port.
+
+pub mod instance;
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::Serialize;
+use tokio::sync::{oneshot, Notify};
+use tokio::task::JoinHandle;
+
+use crate::config::Settings;
+use crate::engine::EngineHandle;
+use crate::error::{Error, ErrorCode, Result};
+use crate::events::SeqCounter;
+use crate::secret::{random_hex, Token};
+use crate::session::{SessionSummary, SessionTable};
+use crate::tools::ToolRegistry;
+
+/// What a lease request answers (the token is shown to its owner only here).
+#[derive(Debug, Clone, Serialize)]
+pub struct LeaseGrant {
+    /// `lease-<hex>`.
+    pub lease_id: String,
+    /// The agent that holds it.
+    pub agent_id: String,
+    /// `http://127.0.0.1:<port>`.
+    pub endpoint: String,
+    /// The lease token.
+    pub token: String,
+    /// When it expires unless renewed.
+    pub expires_at: String,
+}
+
+/// A lease as listed (no token).
+#[derive(Debug, Clone, Serialize)]
+pub struct LeaseView {
+    /// Lease id.
+    pub lease_id: String,
+    /// Agent id.
+    pub agent_id: String,
+    /// Endpoint.
+    pub endpoint: String,
+    /// Expiry.
+    pub expires_at: String,
+    /// Its sessions.
+    pub sessions: Vec<SessionSummary>,
+}
+
+/// One lease.
+#[derive(Debug)]
+pub struct Lease {
+    /// `lease-<hex>`.
+    pub id: String,
+    /// The agent that asked for it.
+    pub agent_id: String,
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    /// Its token.
+    pub token: Token,
+    /// Its sessions.
+    pub sessions: Arc<SessionTable>,
+    dir: PathBuf,
+    // A std mutex: two timestamps.
+    expiry: Mutex<(Instant, SystemTime)>,
+    server: Mutex<Option<LeaseServer>>,
+}
+
+#[derive(Debug)]
+struct LeaseServer {
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+}
+
+impl Lease {
+    /// `http://127.0.0.1:<port>`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn renew(&self, ttl: Duration) {
+        *self.expiry.lock().expect("lease expiry poisoned") = (Instant::now() + ttl, SystemTime::now() + ttl);
+    }
+
+    fn expired(&self) -> bool {
+        Instant::now() >= self.expiry.lock().expect("lease expiry poisoned").0
+    }
+
+    fn expires_at(&self) -> String {
+        crate::clock::format(self.expiry.lock().expect("lease expiry poisoned").1)
+    }
+
+    fn grant(&self) -> LeaseGrant {
+        LeaseGrant {
+            lease_id: self.id.clone(),
+            agent_id: self.agent_id.clone(),
+            endpoint: self.endpoint(),
+            token: self.token.expose().to_string(),
+            expires_at: self.expires_at(),
+        }
+    }
+
+    fn view(&self) -> LeaseView {
+        LeaseView {
+            lease_id: self.id.clone(),
+            agent_id: self.agent_id.clone(),
+            endpoint: self.endpoint(),
+            expires_at: self.expires_at(),
+            sessions: self.sessions.list().iter().map(|session| session.summary()).collect(),
+        }
+    }
+
+    /// Closes the sessions, stops the server (freeing the port) and removes the directory.
+    async fn shut_down(&self, reason: &str) -> usize {
+        let closed = self.sessions.close_all(reason).await;
+        let server = self.server.lock().expect("lease server poisoned").take();
+        if let Some(server) = server {
+            let _ = server.stop.send(());
+            // Graceful: in-flight requests finish; the listener is already closed.
+            let abort = server.task.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(5), server.task).await.is_err() {
+                abort.abort();
+            }
+        }
+        crate::session::remove_dir_eventually(self.dir.clone());
+        tracing::info!(lease = %self.id, agent = %self.agent_id, port = self.port, reason, closed, "lease released");
+        closed
+    }
+}
+
+/// The lease table and everything a lease needs to be created.
+#[derive(Debug)]
+pub struct Broker {
+    /// Daemon settings.
+    pub settings: Settings,
+    /// The broker token.
+    pub token: Token,
+    engine: EngineHandle,
+    seq: Arc<SeqCounter>,
+    registry: Arc<ToolRegistry>,
+    /// Notified when leases or sessions change (the tray listens).
+    pub changes: Arc<Notify>,
+    // A std mutex: map operations and a non-blocking bind, never held across an await.
+    leases: Mutex<HashMap<String, Arc<Lease>>>,
+    shutting_down: AtomicBool,
+}
+
+impl Broker {
+    /// A broker with no leases.
+    pub fn new(settings: Settings, engine: EngineHandle, registry: Arc<ToolRegistry>) -> Broker {
+        Broker {
+            settings,
+            token: Token::generate(),
+            engine,
+            seq: Arc::new(SeqCounter::default()),
+            registry,
+            changes: Arc::new(Notify::new()),
+            leases: Mutex::default(),
+            shutting_down: AtomicBool::new(false),
+        }
+    }
+
+    /// The leases directory, `<data-dir>/leases`.
+    pub fn leases_dir(&self) -> PathBuf {
+        self.settings.data_dir.join("leases")
+    }
+
+    /// Grants a lease to `agent_id`, or renews and returns the one it already holds.
+    pub fn acquire(&self, agent_id: &str) -> Result<LeaseGrant> {
+        check_agent_id(agent_id)?;
+        if self.shutting_down.load(Ordering::SeqCst) {
+            return Err(Error::new(ErrorCode::ShuttingDown, "the daemon is shutting down"));
+        }
+        let mut leases = self.leases.lock().expect("lease table poisoned");
+        if let Some(lease) = leases.values().find(|lease| lease.agent_id == agent_id && !lease.expired()) {
+            lease.renew(self.settings.lease_ttl);
+            return Ok(lease.grant());
+        }
+        let (port, listener) = self.bind_free_port(&leases)?;
+        let id = format!("lease-{}", random_hex(8));
+        let dir = self.leases_dir().join(&id);
+        let sessions = Arc::new(SessionTable::new(
+            id.clone(),
+            dir.clone(),
+            self.settings.max_sessions,
+            self.engine.clone(),
+            self.seq.clone(),
+            self.changes.clone(),
+        ));
+        let lease = Arc::new(Lease {
+            id: id.clone(),
+            agent_id: agent_id.to_string(),
+            port,
+            token: Token::generate(),
+            sessions,
+            dir,
+            expiry: Mutex::new((Instant::now(), SystemTime::now())),
+            server: Mutex::new(None),
+        });
+        lease.renew(self.settings.lease_ttl);
+        let (stop, stopped) = oneshot::channel();
+        let task = crate::http::spawn_lease_server(listener, lease.clone(), self.registry.clone(), async {
+            let _ = stopped.await;
+        });
+        *lease.server.lock().expect("lease server poisoned") = Some(LeaseServer { stop, task });
+        leases.insert(id, lease.clone());
+        drop(leases);
+        tracing::info!(lease = %lease.id, agent = %agent_id, port, "lease granted");
+        self.changes.notify_one();
+        Ok(lease.grant())
+    }
+
+    /// The first pool port that is neither leased nor taken by another program.
+    fn bind_free_port(&self, leases: &HashMap<String, Arc<Lease>>) -> Result<(u16, tokio::net::TcpListener)> {
+        for port in self.settings.port_min..=self.settings.port_max {
+            if leases.values().any(|lease| lease.port == port) {
+                continue;
+            }
+            let Ok(listener) = std::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port))) else {
+                continue;
+            };
+            let listener = listener
+                .set_nonblocking(true)
+                .and_then(|()| tokio::net::TcpListener::from_std(listener))
+                .map_err(|error| Error::internal(format!("cannot listen on port {port}: {error}")))?;
+            return Ok((port, listener));
+        }
+        Err(Error::new(
+            ErrorCode::PoolExhausted,
+            format!(
+                "every port from {} to {} is leased or in use; release a lease or widen --port-min/--port-max",
+                self.settings.port_min, self.settings.port_max
+            ),
+        ))
+    }
+
+    /// Renews a lease.
+    pub fn heartbeat(&self, lease_id: &str) -> Result<LeaseView> {
+        let lease = self.live_lease(lease_id)?;
+        lease.renew(self.settings.lease_ttl);
+        Ok(lease.view())
+    }
+
+    /// A lease that exists and has not expired.
+    fn live_lease(&self, lease_id: &str) -> Result<Arc<Lease>> {
+        let leases = self.leases.lock().expect("lease table poisoned");
+        leases
+            .get(lease_id)
+            .filter(|lease| !lease.expired())
+            .cloned()
+            .ok_or_else(|| Error::new(ErrorCode::LeaseNotFound, format!("no live lease {lease_id}")))
+    }
+
+    /// Releases a lease: its sessions close and its port returns to the pool.
+    pub async fn release(&self, lease_id: &str, reason: &str) -> Result<usize> {
+        let lease = self
+            .leases
+            .lock()
+            .expect("lease table poisoned")
+            .remove(lease_id)
+            .ok_or_else(|| Error::new(ErrorCode::LeaseNotFound, format!("no lease {lease_id}")))?;
+        let closed = lease.shut_down(reason).await;
+        self.changes.notify_one();
+        Ok(closed)
+    }
+
+    /// Every lease, for listing and the tray.
+    pub fn list(&self) -> Vec<LeaseView> {
+        let leases: Vec<Arc<Lease>> = self.leases.lock().expect("lease table poisoned").values().cloned().collect();
+        let mut views: Vec<LeaseView> = leases.iter().map(|lease| lease.view()).collect();
+        views.sort_by(|a, b| a.agent_id.cmp(&b.agent_id));
+        views
+    }
+
+    /// One pass of the reaper: expired leases are released, idle sessions closed.
+    pub async fn reap(&self) {
+        let leases: Vec<Arc<Lease>> = self.leases.lock().expect("lease table poisoned").values().cloned().collect();
+        for lease in leases {
+            if lease.expired() {
+                let _ = self.release(&lease.id, "expired").await;
+            } else {
+                lease.sessions.close_idle(self.settings.session_idle).await;
+            }
+        }
+    }
+
+    /// Runs the reaper until `stop` resolves.
+    pub async fn run_reaper(self: Arc<Self>, stop: impl std::future::Future<Output = ()>) {
+        let shortest = self.settings.lease_ttl.min(self.settings.session_idle);
+        let period = (shortest / 4).clamp(Duration::from_millis(100), Duration::from_secs(1));
+        let mut ticker = tokio::time::interval(period);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                _ = &mut stop => return,
+                _ = ticker.tick() => self.reap().await,
+            }
+        }
+    }
+
+    /// Releases every lease and refuses new ones (daemon shutdown).
+    pub async fn shut_down(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+        let ids: Vec<String> = self.leases.lock().expect("lease table poisoned").keys().cloned().collect();
+        for id in ids {
+            let _ = self.release(&id, "daemon_shutdown").await;
+        }
+        self.engine.close_all().await;
+    }
+}
+
+/// Agent ids: 1 to 128 characters of letters, digits and `. _ - : @ /`.
+fn check_agent_id(agent_id: &str) -> Result<()> {
+    let valid = !agent_id.is_empty()
+        && agent_id.len() <= 128
+        && agent_id.chars().all(|c| c.is_ascii_alphanumeric() || "._-:@/".contains(c));
+    if valid {
+        Ok(())
+    } else {
+        Err(Error::bad_request(
+            "agent_id must be 1 to 128 characters of letters, digits and . _ - : @ /",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_ids() {
+        for good in ["agent-a", "claude.code@host:1/x", "A_1"] {
+            assert!(check_agent_id(good).is_ok(), "{good}");
+        }
+        for bad in ["", "with space", "semi;colon", &"x".repeat(129), "ünï"] {
+            assert!(check_agent_id(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! The browsing engine, seen from the async side: a cheap, cloneable [`EngineHandle`]
+//! that sends a [`Command`] to the main thread and awaits a oneshot reply.
+//!
+//! WebKit and GTK objects are not `Send` and must live on the main thread (the GTK main
+//! loop Tauri runs). The actor in [`webkit`] owns them all; nothing else touches them.
+//! A dropped reply becomes `E_ENGINE_UNAVAILABLE` and every wait has a time limit, so a
+//! stuck page can never hang an HTTP request forever.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::events::EventLog;
+
+#[cfg(target_os = "linux")]
+pub mod webkit;
+
+pub mod png;
+
+/// How long a command that does not load pages may take on the main thread.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What the engine needs to open a session.
+#[derive(Debug, Clone)]
+pub struct SessionSpec {
+    /// The session id (the engine's key).
+    pub session_id: String,
+    /// Viewport width in CSS pixels.
+    pub width: u32,
+    /// Viewport height in CSS pixels.
+    pub height: u32,
+    /// The session's own WebKit data directory (cookies, storage, cache).
+    pub web_data_dir: PathBuf,
+    /// Where page events go.
+    pub events: Arc<EventLog>,
+    /// Where the engine keeps the page's url and title current.
+    pub page: Arc<PageState>,
+}
+
+/// The page's current url and title, kept current by the engine's signal handlers so that
+/// listing sessions (and the tray) never needs a round trip to the main thread.
+#[derive(Debug, Default)]
+pub struct PageState {
+    // A std mutex: held only to copy two short strings.
+    inner: Mutex<(String, String)>,
+}
+
+impl PageState {
+    /// Records the current url.
+    pub fn set_url(&self, url: &str) {
+        self.inner.lock().expect("page state poisoned").0 = url.to_string();
+    }
+
+    /// Records the current title.
+    pub fn set_title(&self, title: &str) {
+        self.inner.lock().expect("page state poisoned").1 = title.to_string();
+    }
+
+    /// `(url, title)`.
+    pub fn get(&self) -> (String, String) {
+        self.inner.lock().expect("page state poisoned").clone()
+    }
+}
+
+/// The result of a navigation.
+#[derive(Debug, Clone, Serialize)]
+pub struct NavigationReport {
+    /// The URL that was asked for.
+    pub requested_url: String,
+    /// The document's URL after redirects.
+    pub url: String,
+    /// HTTP status of the main document, when it was fetched over HTTP.
+    pub http_status: Option<u16>,
+    /// A short name of the network error, when the load failed.
+    pub net_error: Option<String>,
+    /// What the network error means.
+    pub net_error_description: Option<String>,
+    /// How the wait for a quiet page went.
+    pub settle: SettleReport,
+}
+
+/// How the wait for DOM and network quiet after `load` went.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SettleReport {
+    /// Milliseconds from the navigate call to the end of the wait.
+    pub waited_ms: u64,
+    /// DOM element count at the end.
+    pub dom_elements: u64,
+    /// Consecutive samples in which the DOM count did not change and no request was pending.
+    pub stable_samples: u32,
+    /// Whether no request was pending at the end.
+    pub network_idle: bool,
+    /// Whether `settle_ms` ran out before the page was quiet.
+    pub timed_out: bool,
+}
+
+/// A captured viewport, as straight (non-premultiplied) RGBA.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// Pixels across.
+    pub width: u32,
+    /// Pixels down.
+    pub height: u32,
+    /// `width * height * 4` bytes.
+    pub rgba: Vec<u8>,
+}
+
+/// Directions of the session history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryAction {
+    /// One entry back.
+    Back,
+    /// One entry forward.
+    Forward,
+    /// Reload the current entry.
+    Reload,
+}
+
+/// Requests to the main-thread actor. Each carries its reply channel.
+#[derive(Debug)]
+pub enum Command {
+    /// Create the offscreen host, context and first tab of a session.
+    Open { spec: SessionSpec, reply: oneshot::Sender<Result<()>> },
+    /// Drop the session's tabs, host and context (its WebKit processes exit).
+    Close { session_id: String, reply: oneshot::Sender<Result<()>> },
+    /// Load a URL and wait for load plus quiet.
+    Navigate {
+        session_id: String,
+        url: String,
+        timeout: Duration,
+        settle: Duration,
+        reply: oneshot::Sender<Result<NavigationReport>>,
+    },
+    /// Go back, forward or reload and wait like a navigation.
+    History {
+        session_id: String,
+        action: HistoryAction,
+        timeout: Duration,
+        settle: Duration,
+        reply: oneshot::Sender<Result<NavigationReport>>,
+    },
+    /// Run a function body in the isolated world of the main frame; it may `await`
+    /// and its return value comes back as JSON.
+    Evaluate { session_id: String, body: String, reply: oneshot::Sender<Result<Value>> },
+    /// Capture the viewport.
+    Screenshot { session_id: String, reply: oneshot::Sender<Result<Frame>> },
+    /// Close every session (daemon shutdown).
+    CloseAll { reply: oneshot::Sender<()> },
+}
+
+/// The async side's handle to the engine actor.
+#[derive(Debug, Clone)]
+pub struct EngineHandle {
+    commands: mpsc::UnboundedSender<Command>,
+}
+
+impl EngineHandle {
+    /// A handle and the receiver the actor (or a test double) consumes.
+    pub fn channel() -> (EngineHandle, mpsc::UnboundedReceiver<Command>) {
+        let (commands, receiver) = mpsc::unbounded_channel();
+        (EngineHandle { commands }, receiver)
+    }
+
+    async fn request<T>(
+        &self,
+        limit: Duration,
+        command: impl FnOnce(oneshot::Sender<Result<T>>) -> Command,
+    ) -> Result<T> {
+        let (reply, answer) = oneshot::channel();
+        self.commands.send(command(reply)).map_err(|_| engine_lost())?;
+        match tokio::time::timeout(limit, answer).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(engine_lost()),
+            Err(_) => Err(Error::new(
+                ErrorCode::Timeout,
+                format!("the engine did not answer within {} ms", limit.as_millis()),
+            )),
+        }
+    }
+
+    /// Opens a session's host, context and first tab.
+    pub async fn open(&self, spec: SessionSpec) -> Result<()> {
+        self.request(COMMAND_TIMEOUT, |reply| Command::Open { spec, reply }).await
+    }
+
+    /// Closes a session; its WebKit processes exit.
+    pub async fn close(&self, session_id: &str) -> Result<()> {
+        let session_id = session_id.to_string();
+        self.request(COMMAND_TIMEOUT, |reply| Command::Close { session_id, reply }).await
+    }
+
+    /// Navigates and waits for load, then for quiet up to `settle`.
+    pub async fn navigate(
+        &self,
+        session_id: &str,
+        url: &str,
+        timeout: Duration,
+        settle: Duration,
+    ) -> Result<NavigationReport> {
+        let (session_id, url) = (session_id.to_string(), url.to_string());
+        let limit = timeout + settle + Duration::from_secs(5);
+        self.request(limit, |reply| Command::Navigate { session_id, url, timeout, settle, reply })
+            .await
+    }
+
+    /// Back, forward or reload, waiting like a navigation.
+    pub async fn history(
+        &self,
+        session_id: &str,
+        action: HistoryAction,
+        timeout: Duration,
+        settle: Duration,
+    ) -> Result<NavigationReport> {
+        let session_id = session_id.to_string();
+        let limit = timeout + settle + Duration::from_secs(5);
+        self.request(limit, |reply| Command::History { session_id, action, timeout, settle, reply })
+            .await
+    }
+
+    /// Runs `body` (a function body that may `await`) in the isolated world.
+    pub async fn evaluate(&self, session_id: &str, body: String) -> Result<Value> {
+        let session_id = session_id.to_string();
+        self.request(COMMAND_TIMEOUT, |reply| Command::Evaluate { session_id, body, reply }).await
+    }
+
+    /// Captures the viewport.
+    pub async fn screenshot(&self, session_id: &str) -> Result<Frame> {
+        let session_id = session_id.to_string();
+        self.request(COMMAND_TIMEOUT, |reply| Command::Screenshot { session_id, reply }).await
+    }
+
+    /// Closes every session; returns when done (or when the engine is gone).
+    pub async fn close_all(&self) {
+        let (reply, answer) = oneshot::channel();
+        if self.commands.send(Command::CloseAll { reply }).is_ok() {
+            let _ = tokio::time::timeout(COMMAND_TIMEOUT, answer).await;
+        }
+    }
+}
+
+fn engine_lost() -> Error {
+    Error::new(ErrorCode::EngineUnavailable, "the browsing engine is not running")
+}

@@ -1,0 +1,154 @@
+//! The main-thread engine actor on WebKitGTK. It owns every session's offscreen host,
+//! WebKit context and webviews, and serves [`Command`]s sent by [`super::EngineHandle`].
+//!
+//! Invariant: everything in this module runs on the GTK main thread (the actor is a
+//! `spawn_local` future on the default main context), so nothing here is `Send`.
+
+mod capture;
+mod navigation;
+mod tab;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use self::tab::Tab;
+use super::{Command, SessionSpec};
+use crate::error::{Error, ErrorCode, Result};
+
+/// The named script world our scripts run in: it sees the DOM, not the page's globals.
+pub(crate) const SCRIPT_WORLD: &str = "malo";
+
+/// Starts the actor on the default main context. Call once, on the main thread, after
+/// GTK is initialised (Tauri's `setup`).
+pub fn start(mut receiver: UnboundedReceiver<Command>) {
+    let main_context = glib::MainContext::default();
+    main_context.spawn_local(async move {
+        let engine = Rc::new(Engine::default());
+        while let Some(command) = receiver.recv().await {
+            // Each command runs as its own local task, so a long navigate in one session
+            // never delays another session's commands.
+            glib::MainContext::default().spawn_local(engine.clone().handle(command));
+        }
+        engine.close_all();
+    });
+}
+
+/// All hosted sessions, by id.
+#[derive(Default)]
+struct Engine {
+    sessions: RefCell<HashMap<String, Rc<HostedSession>>>,
+}
+
+/// One session on the engine side: its WebKit context and the tabs that share it.
+struct HostedSession {
+    spec: SessionSpec,
+    /// The context every tab of the session shares. Dropped after the tabs, on close:
+    /// while it lives, its network process lives.
+    context: RefCell<Option<wry::WebContext>>,
+    tabs: RefCell<Vec<Rc<Tab>>>,
+}
+
+impl HostedSession {
+    fn active_tab(&self) -> Result<Rc<Tab>> {
+        self.tabs.borrow().first().cloned().ok_or_else(|| {
+            Error::new(ErrorCode::EngineUnavailable, "the session has no open tab")
+        })
+    }
+
+    fn shutdown(&self) {
+        for tab in self.tabs.borrow_mut().drain(..) {
+            tab.close();
+        }
+        drop(self.context.borrow_mut().take());
+    }
+}
+
+impl Engine {
+    async fn handle(self: Rc<Self>, command: Command) {
+        match command {
+            Command::Open { spec, reply } => {
+                let _ = reply.send(self.open(spec));
+            }
+            Command::Close { session_id, reply } => {
+                let _ = reply.send(self.close(&session_id));
+            }
+            Command::Navigate { session_id, url, timeout, settle, reply } => {
+                let result = match self.active_tab(&session_id) {
+                    Ok(tab) => navigation::navigate(&tab, &url, timeout, settle).await,
+                    Err(error) => Err(error),
+                };
+                let _ = reply.send(result);
+            }
+            Command::History { session_id, action, timeout, settle, reply } => {
+                let result = match self.active_tab(&session_id) {
+                    Ok(tab) => navigation::history(&tab, action, timeout, settle).await,
+                    Err(error) => Err(error),
+                };
+                let _ = reply.send(result);
+            }
+            Command::Evaluate { session_id, body, reply } => {
+                let result = match self.active_tab(&session_id) {
+                    Ok(tab) => tab.evaluate(&body).await,
+                    Err(error) => Err(error),
+                };
+                let _ = reply.send(result);
+            }
+            Command::Screenshot { session_id, reply } => {
+                let result = match self.active_tab(&session_id) {
+                    Ok(tab) => capture::viewport(&tab).await,
+                    Err(error) => Err(error),
+                };
+                let _ = reply.send(result);
+            }
+            Command::CloseAll { reply } => {
+                self.close_all();
+                let _ = reply.send(());
+            }
+        }
+    }
+
+    fn open(&self, spec: SessionSpec) -> Result<()> {
+        if self.sessions.borrow().contains_key(&spec.session_id) {
+            return Err(Error::internal(format!("session {} is already open", spec.session_id)));
+        }
+        std::fs::create_dir_all(&spec.web_data_dir).map_err(|error| {
+            Error::internal(format!("cannot create the session's web data directory: {error}"))
+        })?;
+        let mut context = wry::WebContext::new(Some(spec.web_data_dir.clone()));
+        let tab = Tab::open(&mut context, &spec, tab::first_tab_id())?;
+        let session = HostedSession {
+            spec: spec.clone(),
+            context: RefCell::new(Some(context)),
+            tabs: RefCell::new(vec![Rc::new(tab)]),
+        };
+        tracing::debug!(session = %session.spec.session_id, "engine opened session");
+        self.sessions.borrow_mut().insert(spec.session_id, Rc::new(session));
+        Ok(())
+    }
+
+    fn close(&self, session_id: &str) -> Result<()> {
+        let session = self.sessions.borrow_mut().remove(session_id).ok_or_else(|| {
+            Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in the engine"))
+        })?;
+        session.shutdown();
+        tracing::debug!(session = %session_id, "engine closed session");
+        Ok(())
+    }
+
+    fn close_all(&self) {
+        let sessions: Vec<_> = self.sessions.borrow_mut().drain().collect();
+        for (_, session) in sessions {
+            session.shutdown();
+        }
+    }
+
+    fn active_tab(&self, session_id: &str) -> Result<Rc<Tab>> {
+        let session = self.sessions.borrow().get(session_id).cloned().ok_or_else(|| {
+            Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in the engine"))
+        })?;
+        session.active_tab()
+    }
+}

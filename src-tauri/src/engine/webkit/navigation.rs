@@ -1,0 +1,166 @@
+//! Navigate, go back/forward/reload, and wait for the page to settle: first the load
+//! (WebKit's `load-changed` Finished or `load-failed`), then DOM and network quiet,
+//! sampled until the element count holds still with no request in flight, or
+//! `settle` runs out. Single-page sites and JS challenges do not finish at `load`.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use webkit2gtk::WebViewExt;
+
+use super::tab::Tab;
+use crate::engine::{HistoryAction, NavigationReport, SettleReport};
+use crate::error::{Error, ErrorCode, Result};
+
+/// Time between two settle samples.
+const SAMPLE_INTERVAL: Duration = Duration::from_millis(40);
+/// Consecutive quiet samples that make a page settled.
+const QUIET_SAMPLES: u32 = 2;
+/// How long to wait for WebKit to report that a load started, before treating the call
+/// as a same-document navigation (fragment change) that fires no load events.
+const START_GRACE: Duration = Duration::from_millis(1500);
+
+/// Loads `url` in the tab and waits for load and settle.
+pub(super) async fn navigate(tab: &Tab, url: &str, timeout: Duration, settle: Duration) -> Result<NavigationReport> {
+    tab.ensure_open()?;
+    let begun = Instant::now();
+    let before = tab.load.borrow().started;
+    tab.view.load_uri(url);
+    wait_for_load(tab, before, begun, timeout, url).await?;
+    finish(tab, url, begun, settle).await
+}
+
+/// Back, forward or reload, waiting like a navigation. Going back with no history is a
+/// `E_BAD_REQUEST`, not a silent no-op.
+pub(super) async fn history(
+    tab: &Tab,
+    action: HistoryAction,
+    timeout: Duration,
+    settle: Duration,
+) -> Result<NavigationReport> {
+    tab.ensure_open()?;
+    let begun = Instant::now();
+    let before = tab.load.borrow().started;
+    match action {
+        HistoryAction::Back if !tab.view.can_go_back() => {
+            return Err(Error::bad_request("there is no page to go back to"))
+        }
+        HistoryAction::Forward if !tab.view.can_go_forward() => {
+            return Err(Error::bad_request("there is no page to go forward to"))
+        }
+        HistoryAction::Back => tab.view.go_back(),
+        HistoryAction::Forward => tab.view.go_forward(),
+        HistoryAction::Reload => tab.view.reload(),
+    }
+    let requested = tab.view.uri().map(|uri| uri.to_string()).unwrap_or_default();
+    wait_for_load(tab, before, begun, timeout, &requested).await?;
+    let requested = tab.view.uri().map(|uri| uri.to_string()).unwrap_or_default();
+    finish(tab, &requested, begun, settle).await
+}
+
+/// Waits until a load that started after `before` has finished.
+async fn wait_for_load(tab: &Tab, before: u64, begun: Instant, timeout: Duration, url: &str) -> Result<()> {
+    loop {
+        tab.ensure_open()?;
+        let (started, finished, crashed) = {
+            let state = tab.load.borrow();
+            (state.started, state.finished, state.crashed)
+        };
+        if crashed && started == before {
+            return Err(Error::new(ErrorCode::EngineUnavailable, "the page's web process crashed"));
+        }
+        if started > before && finished == started {
+            return Ok(());
+        }
+        let elapsed = begun.elapsed();
+        if started == before && elapsed >= START_GRACE && !tab.view.is_loading() {
+            // A same-document navigation: no load events will come.
+            return Ok(());
+        }
+        if elapsed >= timeout {
+            tab.view.stop_loading();
+            return Err(Error::new(
+                ErrorCode::Timeout,
+                format!("the page did not finish loading within {} ms", timeout.as_millis()),
+            )
+            .with_details(json!({ "navigation": { "url": url, "timed_out": true } })));
+        }
+        // Wake on the next load signal, or re-check shortly (covers the grace period).
+        let notified = tab.load_changed.notified();
+        tokio::select! {
+            _ = notified => {}
+            _ = glib::timeout_future(Duration::from_millis(50)) => {}
+        }
+    }
+}
+
+/// Builds the report after load: a failed load is an `E_NAVIGATION_FAILED` carrying the
+/// report in `details.navigation`; otherwise the page is settled first.
+async fn finish(tab: &Tab, requested: &str, begun: Instant, settle: Duration) -> Result<NavigationReport> {
+    let (http_status, failure) = {
+        let state = tab.load.borrow();
+        (state.http_status, state.failure.clone())
+    };
+    let url = tab.view.uri().map(|uri| uri.to_string()).unwrap_or_default();
+    if let Some((name, description)) = failure {
+        let report = NavigationReport {
+            requested_url: requested.to_string(),
+            url,
+            http_status,
+            net_error: Some(name.clone()),
+            net_error_description: Some(description.clone()),
+            settle: SettleReport { waited_ms: begun.elapsed().as_millis() as u64, ..SettleReport::default() },
+        };
+        return Err(Error::new(
+            ErrorCode::NavigationFailed,
+            format!("the page could not be loaded: {description} ({name})"),
+        )
+        .with_details(json!({ "navigation": report })));
+    }
+    let settle = wait_for_quiet(tab, begun, settle).await;
+    Ok(NavigationReport {
+        requested_url: requested.to_string(),
+        url: tab.view.uri().map(|uri| uri.to_string()).unwrap_or(url),
+        http_status,
+        net_error: None,
+        net_error_description: None,
+        settle,
+    })
+}
+
+/// Samples the DOM size and pending requests until both hold still.
+async fn wait_for_quiet(tab: &Tab, begun: Instant, budget: Duration) -> SettleReport {
+    let deadline = Instant::now() + budget;
+    let mut last_count = None;
+    let mut quiet_samples = 0;
+    loop {
+        let count = tab
+            .evaluate("return document.getElementsByTagName('*').length;")
+            .await
+            .ok()
+            .and_then(|value| value.as_u64())
+            .unwrap_or(0);
+        let loading = {
+            let state = tab.load.borrow();
+            state.started != state.finished
+        };
+        let network_idle = tab.pending_requests.get() <= 0 && !loading;
+        if last_count == Some(count) && network_idle {
+            quiet_samples += 1;
+        } else {
+            quiet_samples = 0;
+        }
+        last_count = Some(count);
+        let timed_out = Instant::now() >= deadline;
+        if quiet_samples >= QUIET_SAMPLES || timed_out || tab.closed.get() {
+            return SettleReport {
+                waited_ms: begun.elapsed().as_millis() as u64,
+                dom_elements: count,
+                stable_samples: quiet_samples,
+                network_idle,
+                timed_out: timed_out && quiet_samples < QUIET_SAMPLES,
+            };
+        }
+        glib::timeout_future(SAMPLE_INTERVAL).await;
+    }
+}

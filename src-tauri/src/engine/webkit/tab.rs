@@ -1,0 +1,323 @@
+//! A tab: one wry webview hosted in its own `gtk::OffscreenWindow`, plus the trackers its
+//! WebKit signals feed (load progress, pending requests) and the page policies it
+//! enforces (no popups, no permissions, no navigation to non-web schemes).
+//!
+//! The offscreen host is what makes a hidden page behave as visible: timers and
+//! requestAnimationFrame run at full rate and `visibilityState` is "visible", while
+//! nothing is mapped on screen and no focus moves.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use gtk::prelude::*;
+use serde_json::{json, Value};
+use tokio::sync::Notify;
+use webkit2gtk::{
+    LoadEvent, NavigationPolicyDecision, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecisionExt,
+    PolicyDecisionType, URIRequestExt, URIResponseExt, WebResourceExt, WebViewExt,
+};
+use wry::{NewWindowResponse, WebViewBuilderExtUnix, WebViewExtUnix};
+
+use super::SCRIPT_WORLD;
+use crate::engine::{PageState, SessionSpec};
+use crate::error::{Error, ErrorCode, Result};
+use crate::events::EventLog;
+
+/// The id of a session's first tab: a short random hex id, as later tabs will have.
+pub(super) fn first_tab_id() -> String {
+    crate::secret::random_hex(2)
+}
+
+/// What the load signals have said so far. Counters rather than flags, so a waiter can
+/// tell "a load that started after I asked" from an earlier one.
+#[derive(Debug, Default)]
+pub(super) struct LoadState {
+    /// Loads started.
+    pub(super) started: u64,
+    /// Loads finished (successfully or not); equals `started` when idle.
+    pub(super) finished: u64,
+    /// HTTP status of the latest committed main document.
+    pub(super) http_status: Option<u16>,
+    /// `(name, description)` of the latest load failure, cleared when a load starts.
+    pub(super) failure: Option<(String, String)>,
+    /// Whether the web process died.
+    pub(super) crashed: bool,
+}
+
+/// One hosted webview.
+pub(super) struct Tab {
+    pub(super) id: String,
+    host: gtk::OffscreenWindow,
+    /// `None` once closed. Dropping the wry webview destroys the WebKit widget.
+    webview: RefCell<Option<wry::WebView>>,
+    pub(super) view: webkit2gtk::WebView,
+    pub(super) load: Rc<RefCell<LoadState>>,
+    /// Woken on every load signal, crash and close.
+    pub(super) load_changed: Rc<Notify>,
+    /// Subresource and document requests in flight.
+    pub(super) pending_requests: Rc<Cell<i64>>,
+    pub(super) closed: Cell<bool>,
+    pub(super) events: Arc<EventLog>,
+}
+
+impl Tab {
+    /// Builds the host, the webview (in `context`) and connects the signal handlers.
+    pub(super) fn open(context: &mut wry::WebContext, spec: &SessionSpec, id: String) -> Result<Tab> {
+        let host = gtk::OffscreenWindow::new();
+        host.set_default_size(spec.width as i32, spec.height as i32);
+
+        let popup_events = spec.events.clone();
+        let popup_tab = id.clone();
+        let webview = wry::WebViewBuilder::new_with_web_context(context)
+            .with_url("about:blank")
+            .with_devtools(false)
+            .with_hotkeys_zoom(false)
+            .with_back_forward_navigation_gestures(false)
+            .with_autoplay(false)
+            .with_clipboard(false)
+            .with_focused(false)
+            .with_new_window_req_handler(move |url, _features| {
+                popup_events.push("popup_blocked", Some(&popup_tab), json!({ "url": url }));
+                NewWindowResponse::Deny
+            })
+            .build_gtk(&host)
+            .map_err(|error| Error::internal(format!("cannot create the webview: {error}")))?;
+        let view = webview.webview();
+        view.set_size_request(spec.width as i32, spec.height as i32);
+        host.show_all();
+
+        let tab = Tab {
+            id,
+            host,
+            webview: RefCell::new(Some(webview)),
+            view,
+            load: Rc::default(),
+            load_changed: Rc::default(),
+            pending_requests: Rc::default(),
+            closed: Cell::new(false),
+            events: spec.events.clone(),
+        };
+        tab.connect_signals(&spec.page);
+        Ok(tab)
+    }
+
+    fn connect_signals(&self, page: &Arc<PageState>) {
+        let view = &self.view;
+
+        // Load progress: counters, http status, events, page state.
+        let (load, changed, events, tab_id, page_state) =
+            (self.load.clone(), self.load_changed.clone(), self.events.clone(), self.id.clone(), page.clone());
+        view.connect_load_changed(move |view, event| {
+            let url = view.uri().map(|uri| uri.to_string()).unwrap_or_default();
+            match event {
+                LoadEvent::Started => {
+                    let mut state = load.borrow_mut();
+                    state.started += 1;
+                    state.failure = None;
+                    state.http_status = None;
+                }
+                LoadEvent::Committed => {
+                    let status = view
+                        .main_resource()
+                        .and_then(|resource| resource.response())
+                        .map(|response| response.status_code())
+                        .filter(|status| *status > 0)
+                        .map(|status| status as u16);
+                    load.borrow_mut().http_status = status;
+                    page_state.set_url(&url);
+                    events.push("navigation", Some(&tab_id), json!({ "url": url, "http_status": status }));
+                }
+                LoadEvent::Finished => {
+                    let mut state = load.borrow_mut();
+                    state.finished = state.started;
+                    let failed = state.failure.is_some();
+                    drop(state);
+                    if !failed {
+                        let title = view.title().map(|title| title.to_string()).unwrap_or_default();
+                        events.push("load", Some(&tab_id), json!({ "url": url, "title": title }));
+                    }
+                }
+                _ => {}
+            }
+            changed.notify_waiters();
+        });
+
+        let (load, changed, events, tab_id) =
+            (self.load.clone(), self.load_changed.clone(), self.events.clone(), self.id.clone());
+        view.connect_load_failed(move |_view, _event, failing_uri, error| {
+            let (name, description) = describe_load_error(error);
+            events.push(
+                "load_failed",
+                Some(&tab_id),
+                json!({ "url": failing_uri, "net_error": name, "net_error_description": description }),
+            );
+            load.borrow_mut().failure = Some((name, description));
+            changed.notify_waiters();
+            // true: no WebKit error page; the agent gets the error in the API instead.
+            true
+        });
+
+        let page_state = page.clone();
+        view.connect_uri_notify(move |view| {
+            if let Some(uri) = view.uri() {
+                page_state.set_url(&uri);
+            }
+        });
+        let page_state = page.clone();
+        view.connect_title_notify(move |view| {
+            page_state.set_title(view.title().as_deref().unwrap_or(""));
+        });
+
+        // Requests in flight, for the network half of "settled".
+        let pending = self.pending_requests.clone();
+        view.connect_resource_load_started(move |_view, resource, _request| {
+            pending.set(pending.get() + 1);
+            let pending = pending.clone();
+            resource.connect_finished(move |_resource| pending.set(pending.get() - 1));
+        });
+
+        let (load, changed, events, tab_id) =
+            (self.load.clone(), self.load_changed.clone(), self.events.clone(), self.id.clone());
+        view.connect_web_process_terminated(move |_view, reason| {
+            load.borrow_mut().crashed = true;
+            events.push("crash", Some(&tab_id), json!({ "reason": format!("{reason:?}").to_lowercase() }));
+            changed.notify_waiters();
+        });
+
+        // Permission requests (geolocation, notifications, media, ...) are denied.
+        let (events, tab_id) = (self.events.clone(), self.id.clone());
+        view.connect_permission_request(move |_view, request| {
+            request.deny();
+            let kind = permission_kind(request.type_().name());
+            events.push("permission_denied", Some(&tab_id), json!({ "permission": kind }));
+            true
+        });
+
+        // Frames may only navigate to web and inert document schemes.
+        let (events, tab_id) = (self.events.clone(), self.id.clone());
+        view.connect_decide_policy(move |_view, decision, decision_type| {
+            if !matches!(decision_type, PolicyDecisionType::NavigationAction | PolicyDecisionType::NewWindowAction) {
+                return false;
+            }
+            let Some(navigation) = decision.downcast_ref::<NavigationPolicyDecision>() else {
+                return false;
+            };
+            let uri = navigation
+                .navigation_action()
+                .and_then(|action| action.request())
+                .and_then(|request| request.uri())
+                .map(|uri| uri.to_string())
+                .unwrap_or_default();
+            if crate::urls::allowed_in_page(&uri) {
+                return false;
+            }
+            decision.ignore();
+            events.push("navigation_blocked", Some(&tab_id), json!({ "url": redact_credentials(&uri) }));
+            true
+        });
+    }
+
+    /// Runs a function body in the isolated world of the main frame and returns its
+    /// (awaited) value as JSON.
+    pub(super) async fn evaluate(&self, body: &str) -> Result<Value> {
+        self.ensure_open()?;
+        let value = self
+            .view
+            .call_async_javascript_function_future(body, None, Some(SCRIPT_WORLD), None)
+            .await
+            .map_err(|error| {
+                Error::new(ErrorCode::ScriptError, format!("script failed: {}", error.message()))
+            })?;
+        use javascriptcore::ValueExt;
+        if value.is_undefined() || value.is_null() {
+            return Ok(Value::Null);
+        }
+        let json = value.to_json(0).ok_or_else(|| {
+            Error::new(ErrorCode::ScriptError, "the script returned a value that is not JSON")
+        })?;
+        serde_json::from_str(&json)
+            .map_err(|error| Error::new(ErrorCode::ScriptError, format!("unreadable script result: {error}")))
+    }
+
+    /// An error when the tab was closed or its web process died.
+    pub(super) fn ensure_open(&self) -> Result<()> {
+        if self.closed.get() {
+            return Err(Error::new(ErrorCode::SessionNotFound, "the session was closed"));
+        }
+        Ok(())
+    }
+
+    /// Destroys the webview and its host. Waiters wake and see `closed`.
+    pub(super) fn close(&self) {
+        self.closed.set(true);
+        self.load_changed.notify_waiters();
+        drop(self.webview.borrow_mut().take());
+        // SAFETY-free: `destroy` is a safe GTK call here; the host holds nothing else.
+        unsafe_free_destroy(&self.host);
+    }
+}
+
+fn unsafe_free_destroy(host: &gtk::OffscreenWindow) {
+    // `gtk::Widget::destroy` is `unsafe` in gtk-rs because other references may still
+    // use the widget; the host is referenced only by this tab, which is closing.
+    #[allow(unsafe_code)]
+    unsafe {
+        host.destroy();
+    }
+}
+
+/// A short, stable name and a description for a load error.
+fn describe_load_error(error: &glib::Error) -> (String, String) {
+    use webkit2gtk::gio::{IOErrorEnum, ResolverError, TlsError};
+    use webkit2gtk::{NetworkError, PolicyError};
+    let name = if let Some(kind) = error.kind::<IOErrorEnum>() {
+        snake_case(&format!("{kind:?}"))
+    } else if error.kind::<ResolverError>().is_some() {
+        "name_not_resolved".to_string()
+    } else if error.kind::<TlsError>().is_some() {
+        "tls_error".to_string()
+    } else if let Some(kind) = error.kind::<NetworkError>() {
+        match kind {
+            NetworkError::Cancelled => "cancelled".to_string(),
+            NetworkError::UnknownProtocol => "unknown_protocol".to_string(),
+            NetworkError::FileDoesNotExist => "file_does_not_exist".to_string(),
+            NetworkError::Transport => "transport".to_string(),
+            _ => "network_failed".to_string(),
+        }
+    } else if error.kind::<PolicyError>().is_some() {
+        "blocked_by_policy".to_string()
+    } else {
+        error.domain().as_str().replace('-', "_").to_lowercase()
+    };
+    (name, error.message().to_string())
+}
+
+fn snake_case(camel: &str) -> String {
+    let mut out = String::with_capacity(camel.len() + 4);
+    for (index, character) in camel.chars().enumerate() {
+        if character.is_uppercase() && index > 0 {
+            out.push('_');
+        }
+        out.extend(character.to_lowercase());
+    }
+    out
+}
+
+/// `WebKitGeolocationPermissionRequest` -> `geolocation`.
+fn permission_kind(type_name: &str) -> String {
+    let trimmed = type_name.trim_start_matches("WebKit").trim_end_matches("PermissionRequest");
+    snake_case(trimmed)
+}
+
+/// Removes `user:password@` from a URL before it goes into an event.
+fn redact_credentials(raw: &str) -> String {
+    match url::Url::parse(raw) {
+        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.to_string()
+        }
+        _ => raw.to_string(),
+    }
+}

@@ -1,0 +1,161 @@
+//! The event log: one global, monotonically increasing `seq` for the whole daemon, and a
+//! bounded buffer of events per session, read with a cursor (`events?after=<seq>`).
+//!
+//! Actions (tool calls) and page events (navigation, load, crash, blocked popups,
+//! denied permissions) land here. Nothing secret is ever written to an event.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// How many events a session keeps; older ones are dropped first.
+pub const EVENT_CAPACITY: usize = 1000;
+
+/// The daemon-wide sequence counter. Every event and action takes the next number.
+#[derive(Debug, Default)]
+pub struct SeqCounter(AtomicU64);
+
+impl SeqCounter {
+    /// The next sequence number (the first is 1).
+    pub fn next(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The last number handed out (0 before any).
+    pub fn current(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// One entry of the log.
+#[derive(Debug, Clone, Serialize)]
+pub struct Event {
+    /// Global sequence number.
+    pub seq: u64,
+    /// When it happened (RFC 3339, ms).
+    pub time: String,
+    /// What happened: `action`, `navigation`, `load`, `load_failed`, `crash`, ...
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The tab it happened in, when it concerns one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
+    /// The event's own fields, flattened into the object.
+    #[serde(flatten)]
+    pub data: Map<String, Value>,
+}
+
+/// A page of events after a cursor.
+#[derive(Debug, Clone, Serialize)]
+pub struct EventPage {
+    /// Events with `seq > after`, oldest first.
+    pub events: Vec<Event>,
+    /// Pass this as the next `after` to continue.
+    pub cursor: u64,
+    /// More events matched than `limit` allowed.
+    pub has_more: bool,
+}
+
+/// A session's event buffer. Cheap to share: the engine writes page events into it from
+/// the main thread while the HTTP side reads it.
+#[derive(Debug)]
+pub struct EventLog {
+    seq: Arc<SeqCounter>,
+    // A std mutex: every critical section is a push or a copy, never held across await.
+    events: Mutex<VecDeque<Event>>,
+}
+
+impl EventLog {
+    /// An empty log numbering its events from the daemon-wide counter.
+    pub fn new(seq: Arc<SeqCounter>) -> EventLog {
+        EventLog { seq, events: Mutex::new(VecDeque::new()) }
+    }
+
+    /// Appends an event and returns its seq. `data` should be a JSON object; anything else
+    /// is stored under `value`.
+    pub fn push(&self, kind: &str, tab: Option<&str>, data: Value) -> u64 {
+        let data = match data {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => Map::from_iter([("value".to_string(), other)]),
+        };
+        let mut events = self.events.lock().expect("event log poisoned");
+        // Take the number under the lock so that the buffer is always in seq order.
+        let seq = self.seq.next();
+        if events.len() == EVENT_CAPACITY {
+            events.pop_front();
+        }
+        events.push_back(Event {
+            seq,
+            time: crate::clock::now(),
+            kind: kind.to_string(),
+            tab: tab.map(str::to_string),
+            data,
+        });
+        seq
+    }
+
+    /// Up to `limit` events with `seq > after`.
+    pub fn after(&self, after: u64, limit: usize) -> EventPage {
+        let events = self.events.lock().expect("event log poisoned");
+        let matching = events.iter().filter(|event| event.seq > after);
+        let selected: Vec<Event> = matching.clone().take(limit).cloned().collect();
+        let has_more = matching.count() > selected.len();
+        let cursor = selected.last().map(|event| event.seq).unwrap_or(after.max(self.last_seq(&events)));
+        EventPage { events: selected, cursor, has_more }
+    }
+
+    fn last_seq(&self, events: &VecDeque<Event>) -> u64 {
+        events.back().map(|event| event.seq).unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn seq_is_global_and_increasing_across_logs() {
+        let seq = Arc::new(SeqCounter::default());
+        let first = EventLog::new(seq.clone());
+        let second = EventLog::new(seq.clone());
+        let a = first.push("load", Some("t1"), json!({"url": "http://a/"}));
+        let b = second.push("load", None, json!({}));
+        let c = first.push("action", None, json!({"tool": "navigate"}));
+        assert!(a < b && b < c);
+        assert_eq!(first.after(0, 10).events.len(), 2);
+        assert_eq!(second.after(0, 10).events.len(), 1, "logs are per session");
+    }
+
+    #[test]
+    fn cursor_paging_and_capacity() {
+        let log = EventLog::new(Arc::new(SeqCounter::default()));
+        for index in 0..(EVENT_CAPACITY + 5) {
+            log.push("action", None, json!({"index": index}));
+        }
+        let page = log.after(0, 10);
+        assert_eq!(page.events.len(), 10);
+        assert!(page.has_more);
+        assert_eq!(page.events[0].seq, 6, "the oldest five were dropped");
+        let rest = log.after(page.cursor, 5000);
+        assert_eq!(rest.events.len(), EVENT_CAPACITY - 10);
+        assert!(!rest.has_more);
+        let empty = log.after(rest.cursor, 10);
+        assert!(empty.events.is_empty());
+        assert_eq!(empty.cursor, rest.cursor);
+    }
+
+    #[test]
+    fn data_is_flattened_when_serialized() {
+        let log = EventLog::new(Arc::new(SeqCounter::default()));
+        log.push("navigation", Some("t1"), json!({"url": "http://x/"}));
+        let page = serde_json::to_value(log.after(0, 1)).unwrap();
+        assert_eq!(page["events"][0]["type"], "navigation");
+        assert_eq!(page["events"][0]["url"], "http://x/");
+        assert_eq!(page["events"][0]["tab"], "t1");
+    }
+}

@@ -1,0 +1,84 @@
+//! Request guards shared by every endpoint: the `Host` check against DNS rebinding, and
+//! the body rules (JSON only, at most 1 MB) with an extractor whose rejections speak the
+//! API's error shape.
+
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequest, Request, State};
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, TRANSFER_ENCODING};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::{Error, ErrorCode};
+
+/// Largest request body accepted.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Rejects requests whose `Host` is not `127.0.0.1:<port>` or `localhost:<port>`, and
+/// bodies that are too large or not JSON, before any route runs.
+pub(super) async fn guard(State(port): State<u16>, request: Request<Body>, next: Next) -> Response {
+    if let Err(error) = check(port, &request) {
+        return error.into_response();
+    }
+    next.run(request).await
+}
+
+fn check(port: u16, request: &Request<Body>) -> Result<(), Error> {
+    let host = request.headers().get(HOST).and_then(|value| value.to_str().ok()).unwrap_or("");
+    if host != format!("127.0.0.1:{port}") && host != format!("localhost:{port}") {
+        return Err(Error::new(
+            ErrorCode::ForbiddenHost,
+            format!("Host must be 127.0.0.1:{port} or localhost:{port}"),
+        ));
+    }
+    let headers = request.headers();
+    let length = headers.get(CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    if length.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+        return Err(too_large());
+    }
+    let has_body = length.is_some_and(|length| length > 0) || headers.contains_key(TRANSFER_ENCODING);
+    if has_body {
+        let content_type = headers.get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or("");
+        let essence = content_type.split(';').next().unwrap_or("").trim();
+        if !essence.eq_ignore_ascii_case("application/json") {
+            return Err(Error::new(
+                ErrorCode::UnsupportedMediaType,
+                "request bodies must be application/json",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn too_large() -> Error {
+    Error::new(ErrorCode::PayloadTooLarge, format!("request bodies are limited to {MAX_BODY_BYTES} bytes"))
+        .with_details(serde_json::json!({ "max_bytes": MAX_BODY_BYTES }))
+}
+
+/// A JSON body parsed into `T`; an empty body counts as `{}`.
+#[derive(Debug)]
+pub(crate) struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
+    type Rejection = Error;
+
+    async fn from_request(request: Request<Body>, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
+            if rejection.status().as_u16() == 413 {
+                too_large()
+            } else {
+                Error::bad_request(format!("could not read the request body: {rejection}"))
+            }
+        })?;
+        let value: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
+            Value::Object(Default::default())
+        } else {
+            serde_json::from_slice(&bytes)
+                .map_err(|error| Error::bad_request(format!("the body is not valid JSON: {error}")))?
+        };
+        serde_json::from_value(value)
+            .map(ApiJson)
+            .map_err(|error| Error::bad_request(format!("invalid request body: {error}")))
+    }
+}

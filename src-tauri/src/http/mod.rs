@@ -1,0 +1,226 @@
+//! The wire: axum routers for the broker and for each lease endpoint, the guards, the
+//! token extractors, and the error body. Invariant: only this module knows HTTP types;
+//! handlers here parse, authorise and delegate to the broker, sessions and tools.
+
+mod auth;
+mod error;
+mod guard;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::routing::{delete, get, post};
+use axum::{middleware, Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use self::auth::{BrokerAuth, LeaseAuth, SessionAuth};
+pub use self::guard::MAX_BODY_BYTES;
+use self::guard::ApiJson;
+use crate::broker::{Broker, Lease};
+use crate::error::Result;
+use crate::session::CreateSession;
+use crate::tools::{ToolContext, ToolRegistry};
+
+/// State of the broker router.
+#[derive(Debug, Clone)]
+pub struct BrokerState {
+    /// The broker.
+    pub broker: Arc<Broker>,
+}
+
+/// State of a lease router.
+#[derive(Debug, Clone)]
+pub struct LeaseState {
+    /// The lease it serves.
+    pub lease: Arc<Lease>,
+    /// The tools.
+    pub registry: Arc<ToolRegistry>,
+}
+
+/// The broker's routes, for a listener on `port`.
+pub fn broker_router(broker: Arc<Broker>, port: u16) -> Router {
+    let router = Router::new()
+        .route("/v1/health", get(health))
+        .route("/v1/leases", post(create_lease).get(list_leases))
+        .route("/v1/leases/{id}/heartbeat", post(heartbeat))
+        .route("/v1/leases/{id}", delete(release_lease))
+        .with_state(BrokerState { broker });
+    finish(router, port)
+}
+
+/// A lease endpoint's routes.
+pub fn lease_router(lease: Arc<Lease>, registry: Arc<ToolRegistry>) -> Router {
+    let port = lease.port;
+    let router = Router::new()
+        .route("/v1/health", get(health))
+        .route("/v1/tools", get(list_tools))
+        .route("/v1/sessions", post(create_session).get(list_sessions))
+        .route("/v1/sessions/{id}", get(get_session).delete(close_session))
+        .route("/v1/sessions/{id}/navigate", post(navigate))
+        .route("/v1/sessions/{id}/observe", get(observe))
+        .route("/v1/sessions/{id}/events", get(events))
+        .route("/v1/sessions/{id}/tools/{tool}", post(call_tool))
+        .with_state(LeaseState { lease, registry });
+    finish(router, port)
+}
+
+/// Guards and fallbacks every router shares.
+fn finish(router: Router, port: u16) -> Router {
+    router
+        .fallback(error::not_found)
+        .method_not_allowed_fallback(error::method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(port, guard::guard))
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves, then finishes in-flight
+/// requests. The listener is closed as soon as `shutdown` resolves.
+pub async fn serve(listener: TcpListener, router: Router, shutdown: impl Future<Output = ()> + Send + 'static) {
+    let local = listener.local_addr().ok();
+    let service = router.into_make_service_with_connect_info::<SocketAddr>();
+    if let Err(error) = axum::serve(listener, service).with_graceful_shutdown(shutdown).await {
+        tracing::error!(?local, %error, "server stopped with an error");
+    }
+}
+
+/// Starts a lease's server on the current runtime.
+pub fn spawn_lease_server(
+    listener: TcpListener,
+    lease: Arc<Lease>,
+    registry: Arc<ToolRegistry>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> JoinHandle<()> {
+    tokio::spawn(serve(listener, lease_router(lease, registry), shutdown))
+}
+
+async fn health() -> Json<Value> {
+    Json(json!({ "ok": true, "service": "malo-browser", "version": env!("CARGO_PKG_VERSION") }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LeaseRequest {
+    agent_id: String,
+}
+
+async fn create_lease(
+    State(state): State<BrokerState>,
+    _auth: BrokerAuth,
+    ApiJson(request): ApiJson<LeaseRequest>,
+) -> Result<Json<Value>> {
+    let grant = state.broker.acquire(&request.agent_id)?;
+    Ok(Json(serde_json::to_value(grant).map_err(|error| crate::error::Error::internal(error.to_string()))?))
+}
+
+async fn list_leases(State(state): State<BrokerState>, _auth: BrokerAuth) -> Json<Value> {
+    Json(json!({ "leases": state.broker.list() }))
+}
+
+async fn heartbeat(State(state): State<BrokerState>, _auth: BrokerAuth, Path(id): Path<String>) -> Result<Json<Value>> {
+    let lease = state.broker.heartbeat(&id)?;
+    Ok(Json(json!({
+        "lease_id": lease.lease_id,
+        "agent_id": lease.agent_id,
+        "endpoint": lease.endpoint,
+        "expires_at": lease.expires_at,
+    })))
+}
+
+async fn release_lease(State(state): State<BrokerState>, _auth: BrokerAuth, Path(id): Path<String>) -> Result<Json<Value>> {
+    let closed = state.broker.release(&id, "released").await?;
+    Ok(Json(json!({ "ok": true, "lease_id": id, "released": true, "closed_sessions": closed })))
+}
+
+async fn list_tools(State(state): State<LeaseState>, _auth: LeaseAuth) -> Json<Value> {
+    Json(json!({ "tools": state.registry.catalogue() }))
+}
+
+async fn create_session(
+    State(state): State<LeaseState>,
+    _auth: LeaseAuth,
+    ApiJson(request): ApiJson<CreateSession>,
+) -> Result<Json<Value>> {
+    let session = state.lease.sessions.create(request).await?;
+    let mut body = serde_json::to_value(session.summary()).map_err(|error| crate::error::Error::internal(error.to_string()))?;
+    // The one time the session token is shown.
+    body["session_token"] = Value::String(session.token.expose().to_string());
+    Ok(Json(body))
+}
+
+async fn list_sessions(State(state): State<LeaseState>, _auth: LeaseAuth) -> Json<Value> {
+    let sessions: Vec<_> = state.lease.sessions.list().iter().map(|session| session.summary()).collect();
+    Json(json!({ "lease_id": state.lease.id, "sessions": sessions }))
+}
+
+async fn get_session(SessionAuth(session): SessionAuth) -> Json<Value> {
+    Json(serde_json::to_value(session.summary()).unwrap_or_default())
+}
+
+async fn close_session(State(state): State<LeaseState>, SessionAuth(session): SessionAuth) -> Result<Json<Value>> {
+    state.lease.sessions.close(&session.id, "requested").await?;
+    Ok(Json(json!({ "ok": true, "session_id": session.id, "closed": true })))
+}
+
+fn context(state: &LeaseState, session: Arc<crate::session::Session>) -> ToolContext {
+    ToolContext { session, sessions: state.lease.sessions.clone() }
+}
+
+async fn navigate(
+    State(state): State<LeaseState>,
+    SessionAuth(session): SessionAuth,
+    ApiJson(input): ApiJson<Value>,
+) -> Result<Json<Value>> {
+    Ok(Json(state.registry.call("navigate", context(&state, session), input).await?))
+}
+
+async fn observe(
+    State(state): State<LeaseState>,
+    SessionAuth(session): SessionAuth,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<Value>> {
+    Ok(Json(state.registry.call("observe", context(&state, session), query_to_json(query)).await?))
+}
+
+async fn events(
+    State(state): State<LeaseState>,
+    SessionAuth(session): SessionAuth,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<Value>> {
+    Ok(Json(state.registry.call("events", context(&state, session), query_to_json(query)).await?))
+}
+
+async fn call_tool(
+    State(state): State<LeaseState>,
+    SessionAuth(session): SessionAuth,
+    Path(params): Path<HashMap<String, String>>,
+    ApiJson(input): ApiJson<Value>,
+) -> Result<Json<Value>> {
+    let name = params.get("tool").cloned().unwrap_or_default();
+    let result = state.registry.call(&name, context(&state, session), input).await?;
+    Ok(Json(json!({ "tool": name, "result": result })))
+}
+
+/// Query strings carry text; numbers and booleans become JSON numbers and booleans so the
+/// tool's own (strict) input type validates them like a JSON body.
+fn query_to_json(query: HashMap<String, String>) -> Value {
+    let object = query
+        .into_iter()
+        .map(|(key, text)| {
+            let value = if let Ok(number) = text.parse::<u64>() {
+                json!(number)
+            } else if let Ok(flag) = text.parse::<bool>() {
+                json!(flag)
+            } else {
+                json!(text)
+            };
+            (key, value)
+        })
+        .collect();
+    Value::Object(object)
+}

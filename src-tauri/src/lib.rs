@@ -1,0 +1,36 @@
+//! malo-browser: a local browser for AI agents. A tray-only daemon hands port leases to
+//! agents; under each lease an agent opens hidden, isolated browsing sessions and drives
+//! them through a localhost tool API. See `docs/ARCHITECTURE.md` for the map.
+
+pub mod app;
+pub mod broker;
+pub mod clock;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod events;
+pub mod http;
+pub mod logging;
+pub mod secret;
+pub mod session;
+pub mod tools;
+pub mod tray;
+pub mod urls;
+
+use clap::{Parser, Subcommand};
+
+/// Command line of the `malo` binary.
+#[derive(Debug, Parser)]
+#[command(name = "malo", version, about = "A local browser for AI agents")]
+pub struct Cli {
+    /// What to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the daemon: broker, lease endpoints, hidden sessions, tray icon.
+    Daemon(config::DaemonArgs),
+}

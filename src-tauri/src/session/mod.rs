@@ -1,0 +1,147 @@
+//! Sessions: what a lease owns. A session is a browsing context (its own cookies,
+//! storage, cache, downloads, artifacts and event log) that owns tabs; the engine hosts
+//! it, this module keeps its identity, token, directories and idle clock.
+
+mod table;
+
+pub use table::{remove_dir_eventually, CreateSession, SessionTable};
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::engine::{EngineHandle, PageState};
+use crate::events::EventLog;
+use crate::secret::Token;
+
+/// A session's directories under `<data-dir>/leases/<lease-id>/sessions/<session-id>/`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionDirs {
+    /// The session's root; removed when the session closes.
+    #[serde(skip)]
+    pub root: PathBuf,
+    /// Downloads land here.
+    pub downloads: PathBuf,
+    /// Failure screenshots and run reports land here.
+    pub artifacts: PathBuf,
+    /// WebKit's data (cookies, storage, cache) for an anonymous session.
+    #[serde(skip)]
+    pub web_data: PathBuf,
+}
+
+impl SessionDirs {
+    /// The layout for `session_id` under a lease directory.
+    pub fn new(lease_dir: &std::path::Path, session_id: &str) -> SessionDirs {
+        let root = lease_dir.join("sessions").join(session_id);
+        SessionDirs {
+            downloads: root.join("downloads"),
+            artifacts: root.join("artifacts"),
+            web_data: root.join("webdata"),
+            root,
+        }
+    }
+
+    /// Creates the directories (0700).
+    pub fn create(&self) -> std::io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true).mode(0o700);
+        for dir in [&self.root, &self.downloads, &self.artifacts] {
+            builder.create(dir)?;
+        }
+        Ok(())
+    }
+}
+
+/// One live session.
+#[derive(Debug)]
+pub struct Session {
+    /// `sess-<hex>`.
+    pub id: String,
+    /// The caller's name for it.
+    pub name: String,
+    /// The lease it belongs to.
+    pub lease_id: String,
+    /// Required with the lease token on every session route.
+    pub token: Token,
+    /// Viewport width (CSS px).
+    pub width: u32,
+    /// Viewport height (CSS px).
+    pub height: u32,
+    /// The named profile it uses, if any (`null` = anonymous).
+    pub profile: Option<String>,
+    /// Its directories.
+    pub dirs: SessionDirs,
+    /// Its event log.
+    pub events: Arc<EventLog>,
+    /// Current url and title, kept by the engine.
+    pub page: Arc<PageState>,
+    /// When it was created.
+    pub created_at: String,
+    /// The engine that hosts it.
+    pub engine: EngineHandle,
+    // A std mutex: a timestamp copy.
+    last_used: Mutex<Instant>,
+}
+
+impl Session {
+    /// Marks the session as used now (resets the idle clock).
+    pub fn touch(&self) {
+        *self.last_used.lock().expect("idle clock poisoned") = Instant::now();
+    }
+
+    /// How long since the last use.
+    pub fn idle_for(&self) -> Duration {
+        self.last_used.lock().expect("idle clock poisoned").elapsed()
+    }
+
+    /// The public description of the session (never the token).
+    pub fn summary(&self) -> SessionSummary {
+        let (url, title) = self.page.get();
+        SessionSummary {
+            session_id: self.id.clone(),
+            name: self.name.clone(),
+            lease_id: self.lease_id.clone(),
+            width: self.width,
+            height: self.height,
+            profile: self.profile.clone(),
+            url,
+            title,
+            created_at: self.created_at.clone(),
+            idle_ms: self.idle_for().as_millis() as u64,
+            downloads_dir: self.dirs.downloads.display().to_string(),
+            artifacts_dir: self.dirs.artifacts.display().to_string(),
+        }
+    }
+}
+
+/// What the API says about a session.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionSummary {
+    /// Session id.
+    pub session_id: String,
+    /// Caller's name.
+    pub name: String,
+    /// Owning lease.
+    pub lease_id: String,
+    /// Viewport width.
+    pub width: u32,
+    /// Viewport height.
+    pub height: u32,
+    /// Profile name, or null when anonymous.
+    pub profile: Option<String>,
+    /// Current URL.
+    pub url: String,
+    /// Current title.
+    pub title: String,
+    /// Creation time.
+    pub created_at: String,
+    /// Milliseconds since last use.
+    pub idle_ms: u64,
+    /// Downloads directory.
+    pub downloads_dir: String,
+    /// Artifacts directory.
+    pub artifacts_dir: String,
+}

@@ -1,0 +1,259 @@
+//! The sessions of one lease: create (within `--max-sessions`), find, list, close,
+//! and close the idle ones.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use tokio::sync::Notify;
+
+use super::{Session, SessionDirs};
+use crate::engine::{EngineHandle, PageState, SessionSpec};
+use crate::error::{Error, ErrorCode, Result};
+use crate::events::{EventLog, SeqCounter};
+use crate::secret::{random_hex, Token};
+
+/// Smallest and largest viewport side accepted.
+const VIEWPORT_RANGE: std::ops::RangeInclusive<u32> = 100..=4096;
+
+/// `POST /v1/sessions` body.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSession {
+    /// A name for people and logs (default `session`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Viewport width in CSS pixels (default 1280).
+    #[serde(default)]
+    pub width: Option<u32>,
+    /// Viewport height in CSS pixels (default 800).
+    #[serde(default)]
+    pub height: Option<u32>,
+    /// A named persistent login profile; omitted or null = anonymous.
+    #[serde(default)]
+    pub profile: Option<String>,
+}
+
+/// The sessions of one lease.
+#[derive(Debug)]
+pub struct SessionTable {
+    lease_id: String,
+    lease_dir: PathBuf,
+    max_sessions: usize,
+    engine: EngineHandle,
+    seq: Arc<SeqCounter>,
+    changed: Arc<Notify>,
+    // A std mutex: lookups and inserts only, never held across an await.
+    state: Mutex<TableState>,
+}
+
+#[derive(Debug, Default)]
+struct TableState {
+    sessions: HashMap<String, Arc<Session>>,
+    /// Sessions being created, counted against the limit.
+    opening: usize,
+    closed: bool,
+}
+
+impl SessionTable {
+    /// An empty table. `changed` is notified whenever the set of sessions changes.
+    pub fn new(
+        lease_id: String,
+        lease_dir: PathBuf,
+        max_sessions: usize,
+        engine: EngineHandle,
+        seq: Arc<SeqCounter>,
+        changed: Arc<Notify>,
+    ) -> SessionTable {
+        SessionTable { lease_id, lease_dir, max_sessions, engine, seq, changed, state: Mutex::default() }
+    }
+
+    /// Opens a session. Over the limit: `E_TOO_MANY_SESSIONS` (429).
+    pub async fn create(&self, request: CreateSession) -> Result<Arc<Session>> {
+        let width = request.width.unwrap_or(1280);
+        let height = request.height.unwrap_or(800);
+        if !VIEWPORT_RANGE.contains(&width) || !VIEWPORT_RANGE.contains(&height) {
+            return Err(Error::bad_request(format!(
+                "width and height must be between {} and {} pixels",
+                VIEWPORT_RANGE.start(),
+                VIEWPORT_RANGE.end()
+            )));
+        }
+        let name = request.name.unwrap_or_else(|| "session".to_string());
+        if name.is_empty() || name.chars().count() > 128 || name.chars().any(char::is_control) {
+            return Err(Error::bad_request("name must be 1 to 128 printable characters"));
+        }
+        if request.profile.is_some() {
+            return Err(Error::new(
+                ErrorCode::Unsupported,
+                "named profiles are not available in this version; omit profile for an anonymous session",
+            ));
+        }
+        self.reserve_slot()?;
+        let result = self.open(name, width, height).await;
+        let lease_released = {
+            let mut state = self.state.lock().expect("session table poisoned");
+            state.opening -= 1;
+            match &result {
+                Ok(session) if !state.closed => {
+                    state.sessions.insert(session.id.clone(), session.clone());
+                    false
+                }
+                _ => state.closed,
+            }
+        };
+        let session = result?;
+        if lease_released {
+            self.dispose(&session).await;
+            return Err(Error::new(ErrorCode::LeaseNotFound, "the lease was released"));
+        }
+        self.changed.notify_one();
+        Ok(session)
+    }
+
+    fn reserve_slot(&self) -> Result<()> {
+        let mut state = self.state.lock().expect("session table poisoned");
+        if state.closed {
+            return Err(Error::new(ErrorCode::LeaseNotFound, "the lease was released"));
+        }
+        if state.sessions.len() + state.opening >= self.max_sessions {
+            return Err(Error::new(
+                ErrorCode::TooManySessions,
+                format!("this lease already has {} sessions (the limit); close one first", self.max_sessions),
+            )
+            .with_details(serde_json::json!({ "max_sessions": self.max_sessions })));
+        }
+        state.opening += 1;
+        Ok(())
+    }
+
+    async fn open(&self, name: String, width: u32, height: u32) -> Result<Arc<Session>> {
+        let id = format!("sess-{}", random_hex(8));
+        let dirs = SessionDirs::new(&self.lease_dir, &id);
+        dirs.create()
+            .map_err(|error| Error::internal(format!("cannot create the session directories: {error}")))?;
+        let events = Arc::new(EventLog::new(self.seq.clone()));
+        let page = Arc::new(PageState::default());
+        page.set_url("about:blank");
+        let spec = SessionSpec {
+            session_id: id.clone(),
+            width,
+            height,
+            web_data_dir: dirs.web_data.clone(),
+            events: events.clone(),
+            page: page.clone(),
+        };
+        if let Err(error) = self.engine.open(spec).await {
+            let _ = std::fs::remove_dir_all(&dirs.root);
+            return Err(error);
+        }
+        events.push("session_created", None, serde_json::json!({ "name": name, "width": width, "height": height }));
+        tracing::info!(session = %id, lease = %self.lease_id, %name, "session opened");
+        Ok(Arc::new(Session {
+            id,
+            name,
+            lease_id: self.lease_id.clone(),
+            token: Token::generate(),
+            width,
+            height,
+            profile: None,
+            dirs,
+            events,
+            page,
+            created_at: crate::clock::now(),
+            engine: self.engine.clone(),
+            last_used: Mutex::new(Instant::now()),
+        }))
+    }
+
+    /// The session with this id.
+    pub fn get(&self, session_id: &str) -> Result<Arc<Session>> {
+        let state = self.state.lock().expect("session table poisoned");
+        state.sessions.get(session_id).cloned().ok_or_else(|| {
+            Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in this lease"))
+        })
+    }
+
+    /// All sessions, oldest first.
+    pub fn list(&self) -> Vec<Arc<Session>> {
+        let state = self.state.lock().expect("session table poisoned");
+        let mut sessions: Vec<_> = state.sessions.values().cloned().collect();
+        sessions.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+        sessions
+    }
+
+    /// Closes one session: the engine drops its context and webviews, then its directory
+    /// goes. `reason` is logged (`requested`, `idle`, `lease_released`, ...).
+    pub async fn close(&self, session_id: &str, reason: &str) -> Result<()> {
+        let session = {
+            let mut state = self.state.lock().expect("session table poisoned");
+            state.sessions.remove(session_id).ok_or_else(|| {
+                Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in this lease"))
+            })?
+        };
+        tracing::info!(session = %session_id, lease = %self.lease_id, reason, "closing session");
+        self.dispose(&session).await;
+        self.changed.notify_one();
+        Ok(())
+    }
+
+    async fn dispose(&self, session: &Session) {
+        if let Err(error) = self.engine.close(&session.id).await {
+            tracing::warn!(session = %session.id, %error, "engine close failed");
+        }
+        remove_dir_eventually(session.dirs.root.clone());
+    }
+
+    /// Closes every session and refuses new ones (lease release or expiry).
+    pub async fn close_all(&self, reason: &str) -> usize {
+        let ids: Vec<String> = {
+            let mut state = self.state.lock().expect("session table poisoned");
+            state.closed = true;
+            state.sessions.keys().cloned().collect()
+        };
+        let mut closed = 0;
+        for id in ids {
+            if self.close(&id, reason).await.is_ok() {
+                closed += 1;
+            }
+        }
+        closed
+    }
+
+    /// Closes sessions idle for longer than `limit`.
+    pub async fn close_idle(&self, limit: Duration) {
+        let idle: Vec<String> = self
+            .list()
+            .into_iter()
+            .filter(|session| session.idle_for() >= limit)
+            .map(|session| session.id.clone())
+            .collect();
+        for id in idle {
+            let _ = self.close(&id, "idle").await;
+        }
+    }
+
+    /// How many sessions are open.
+    pub fn len(&self) -> usize {
+        self.state.lock().expect("session table poisoned").sessions.len()
+    }
+
+    /// Whether no session is open.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Removes a directory now, and once more a moment later: a WebKit network process that
+/// is still exiting may write its last cookies after the first removal.
+pub fn remove_dir_eventually(dir: PathBuf) {
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(async move {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            let _ = tokio::fs::remove_dir_all(&dir).await;
+        });
+    }
+}

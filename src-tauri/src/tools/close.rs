@@ -1,0 +1,23 @@
+//! `close`: close the session; its WebKit processes exit and its directory is removed.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{Tool, ToolContext};
+
+/// Input of `close` (nothing).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CloseInput {}
+
+pub(super) fn tool() -> Tool {
+    Tool::new(
+        "close",
+        "Close this session. Its pages, cookies, storage and files are discarded.",
+        |context: ToolContext, _input: CloseInput| async move {
+            context.sessions.close(&context.session.id, "requested").await?;
+            Ok(json!({ "closed": true, "session_id": context.session.id }))
+        },
+    )
+}

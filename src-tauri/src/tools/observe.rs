@@ -1,0 +1,73 @@
+//! `observe`: a light look at the page (url, title, readyState, viewport, counts, text
+//! summary), or the same plus a viewport screenshot as base64 PNG.
+
+use base64::Engine as _;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{Tool, ToolContext};
+use crate::error::{Error, Result};
+
+const OBSERVE_LIGHT: &str = include_str!("../engine/scripts/observe_light.js");
+
+/// What to observe.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ObserveMode {
+    /// State and text summary, no image.
+    #[default]
+    Light,
+    /// The light state plus a PNG of the viewport.
+    Screenshot,
+}
+
+/// Input of `observe`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ObserveInput {
+    /// `light` (default) or `screenshot`.
+    #[serde(default)]
+    pub mode: ObserveMode,
+    /// Characters of visible text in the summary (0-100000, default 2000).
+    #[serde(default)]
+    pub max_chars: Option<usize>,
+}
+
+pub(super) fn tool() -> Tool {
+    Tool::new(
+        "observe",
+        "Look at the page cheaply: url, title, readyState, viewport and scroll, element and interactive counts, and a visible-text summary of max_chars. mode=screenshot adds a base64 PNG of exactly the viewport.",
+        |context: ToolContext, input: ObserveInput| async move {
+            let max_chars = input.max_chars.unwrap_or(2000);
+            if max_chars > 100_000 {
+                return Err(Error::bad_request("max_chars must be at most 100000"));
+            }
+            let mut observation = light(&context, max_chars).await?;
+            if let ObserveMode::Screenshot = input.mode {
+                observation["screenshot"] = screenshot(&context).await?;
+            }
+            Ok(observation)
+        },
+    )
+}
+
+async fn light(context: &ToolContext, max_chars: usize) -> Result<Value> {
+    let body = format!("const args = {};\n{OBSERVE_LIGHT}", json!({ "max_chars": max_chars }));
+    context.session.engine.evaluate(&context.session.id, body).await
+}
+
+async fn screenshot(context: &ToolContext) -> Result<Value> {
+    let frame = context.session.engine.screenshot(&context.session.id).await?;
+    let (width, height) = (frame.width, frame.height);
+    let png = tokio::task::spawn_blocking(move || crate::engine::png::encode(&frame))
+        .await
+        .map_err(|error| Error::internal(format!("PNG encoder stopped: {error}")))??;
+    Ok(json!({
+        "mime_type": "image/png",
+        "width": width,
+        "height": height,
+        "bytes": png.len(),
+        "data": base64::engine::general_purpose::STANDARD.encode(&png),
+    }))
+}
