@@ -141,7 +141,8 @@ impl ToolRegistry {
         let begun = Instant::now();
         let result = (tool.handler)(context, input).await;
         let duration_ms = begun.elapsed().as_millis() as u64;
-        if tool.name != "close" {
+        // Reading the log is not an action: recording it would flood the log it reads.
+        if !matches!(tool.name, "close" | "events") {
             let outcome = match &result {
                 Ok(_) => json!({ "tool": tool.name, "ok": true, "duration_ms": duration_ms }),
                 Err(error) => json!({ "tool": tool.name, "ok": false, "duration_ms": duration_ms, "error": error.code.as_str() }),

@@ -70,7 +70,7 @@ impl Engine {
     async fn handle(self: Rc<Self>, command: Command) {
         match command {
             Command::Open { spec, reply } => {
-                let _ = reply.send(self.open(spec));
+                let _ = reply.send(self.open(spec).await);
             }
             Command::Close { session_id, reply } => {
                 let _ = reply.send(self.close(&session_id));
@@ -110,7 +110,9 @@ impl Engine {
         }
     }
 
-    fn open(&self, spec: SessionSpec) -> Result<()> {
+    /// Opens a session and returns once its first tab has loaded about:blank, so the
+    /// session is ready for its first navigate.
+    async fn open(&self, spec: SessionSpec) -> Result<()> {
         if self.sessions.borrow().contains_key(&spec.session_id) {
             return Err(Error::internal(format!("session {} is already open", spec.session_id)));
         }
@@ -118,14 +120,18 @@ impl Engine {
             Error::internal(format!("cannot create the session's web data directory: {error}"))
         })?;
         let mut context = wry::WebContext::new(Some(spec.web_data_dir.clone()));
-        let tab = Tab::open(&mut context, &spec, tab::first_tab_id())?;
+        let tab = Rc::new(Tab::open(&mut context, &spec, tab::first_tab_id())?);
         let session = HostedSession {
             spec: spec.clone(),
             context: RefCell::new(Some(context)),
-            tabs: RefCell::new(vec![Rc::new(tab)]),
+            tabs: RefCell::new(vec![tab.clone()]),
         };
-        tracing::debug!(session = %session.spec.session_id, "engine opened session");
-        self.sessions.borrow_mut().insert(spec.session_id, Rc::new(session));
+        self.sessions.borrow_mut().insert(spec.session_id.clone(), Rc::new(session));
+        if let Err(error) = tab.wait_until_idle(std::time::Duration::from_secs(10)).await {
+            let _ = self.close(&spec.session_id);
+            return Err(error);
+        }
+        tracing::debug!(session = %spec.session_id, "engine opened session");
         Ok(())
     }
 

@@ -26,7 +26,7 @@ pub(super) async fn navigate(tab: &Tab, url: &str, timeout: Duration, settle: Du
     let begun = Instant::now();
     let before = tab.load.borrow().started;
     tab.view.load_uri(url);
-    wait_for_load(tab, before, begun, timeout, url).await?;
+    wait_for_load(tab, before, begun, timeout, url, Some(url)).await?;
     finish(tab, url, begun, settle).await
 }
 
@@ -53,23 +53,33 @@ pub(super) async fn history(
         HistoryAction::Reload => tab.view.reload(),
     }
     let requested = tab.view.uri().map(|uri| uri.to_string()).unwrap_or_default();
-    wait_for_load(tab, before, begun, timeout, &requested).await?;
+    wait_for_load(tab, before, begun, timeout, &requested, None).await?;
     let requested = tab.view.uri().map(|uri| uri.to_string()).unwrap_or_default();
     finish(tab, &requested, begun, settle).await
 }
 
-/// Waits until a load that started after `before` has finished.
-async fn wait_for_load(tab: &Tab, before: u64, begun: Instant, timeout: Duration, url: &str) -> Result<()> {
+/// Waits until a load that started after `before` has finished. With `expected_uri`,
+/// only a load of that URI counts: a load that was already under way when the call came
+/// (the session's first about:blank, a page's own redirect) must not end the wait.
+async fn wait_for_load(
+    tab: &Tab,
+    before: u64,
+    begun: Instant,
+    timeout: Duration,
+    url: &str,
+    expected_uri: Option<&str>,
+) -> Result<()> {
     loop {
         tab.ensure_open()?;
-        let (started, finished, crashed) = {
+        let (started, finished, crashed, ours) = {
             let state = tab.load.borrow();
-            (state.started, state.finished, state.crashed)
+            let ours = expected_uri.is_none_or(|expected| state.started_uri == expected);
+            (state.started, state.finished, state.crashed, ours)
         };
         if crashed && started == before {
             return Err(Error::new(ErrorCode::EngineUnavailable, "the page's web process crashed"));
         }
-        if started > before && finished == started {
+        if started > before && finished == started && ours {
             return Ok(());
         }
         let elapsed = begun.elapsed();

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use tokio::sync::Notify;
 use webkit2gtk::{
     LoadEvent, NavigationPolicyDecision, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecisionExt,
-    PolicyDecisionType, URIRequestExt, URIResponseExt, WebResourceExt, WebViewExt,
+    PolicyDecisionType, SettingsExt, URIRequestExt, URIResponseExt, WebResourceExt, WebViewExt,
 };
 use wry::{NewWindowResponse, WebViewBuilderExtUnix, WebViewExtUnix};
 
@@ -37,6 +37,8 @@ pub(super) struct LoadState {
     pub(super) started: u64,
     /// Loads finished (successfully or not); equals `started` when idle.
     pub(super) finished: u64,
+    /// The URI being loaded when the latest load started (the request, before redirects).
+    pub(super) started_uri: String,
     /// HTTP status of the latest committed main document.
     pub(super) http_status: Option<u16>,
     /// `(name, description)` of the latest load failure, cleared when a load starts.
@@ -84,6 +86,10 @@ impl Tab {
             .build_gtk(&host)
             .map_err(|error| Error::internal(format!("cannot create the webview: {error}")))?;
         let view = webview.webview();
+        if let Some(settings) = WebViewExt::settings(&view) {
+            // Let every popup reach the `create` handler, so it is denied *and* recorded.
+            settings.set_javascript_can_open_windows_automatically(true);
+        }
         view.set_size_request(spec.width as i32, spec.height as i32);
         host.show_all();
 
@@ -114,6 +120,7 @@ impl Tab {
                 LoadEvent::Started => {
                     let mut state = load.borrow_mut();
                     state.started += 1;
+                    state.started_uri = url;
                     state.failure = None;
                     state.http_status = None;
                 }
@@ -238,6 +245,28 @@ impl Tab {
         })?;
         serde_json::from_str(&json)
             .map_err(|error| Error::new(ErrorCode::ScriptError, format!("unreadable script result: {error}")))
+    }
+
+    /// Waits until at least one load has finished and none is under way.
+    pub(super) async fn wait_until_idle(&self, limit: std::time::Duration) -> Result<()> {
+        let begun = std::time::Instant::now();
+        loop {
+            self.ensure_open()?;
+            {
+                let state = self.load.borrow();
+                if state.finished > 0 && state.finished == state.started {
+                    return Ok(());
+                }
+            }
+            if begun.elapsed() >= limit {
+                return Err(Error::new(ErrorCode::Timeout, "the new tab did not finish loading about:blank"));
+            }
+            let notified = self.load_changed.notified();
+            tokio::select! {
+                _ = notified => {}
+                _ = glib::timeout_future(std::time::Duration::from_millis(50)) => {}
+            }
+        }
     }
 
     /// An error when the tab was closed or its web process died.

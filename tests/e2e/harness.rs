@@ -1,0 +1,580 @@
+//! Shared helpers of the end-to-end tests: a private Xvfb display, the real `malo`
+//! daemon in a fresh data directory, a fixture web server on port 0 that records what it
+//! saw, a minimal HTTP/1.1 client (so tests control every header, including `Host`),
+//! and process/port probes for the leak checks.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The X display every daemon of this test run uses (a private Xvfb, started once).
+pub fn display() -> &'static str {
+    static DISPLAY: OnceLock<String> = OnceLock::new();
+    DISPLAY.get_or_init(|| {
+        for number in 90..140 {
+            if Path::new(&format!("/tmp/.X{number}-lock")).exists() {
+                continue;
+            }
+            let name = format!(":{number}");
+            let Ok(child) = Command::new("Xvfb")
+                .args([name.as_str(), "-screen", "0", "1920x1080x24", "-nolisten", "tcp"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+            else {
+                panic!("Xvfb is not installed; run scripts/setup.sh");
+            };
+            let socket = PathBuf::from(format!("/tmp/.X11-unix/X{number}"));
+            let begun = Instant::now();
+            while begun.elapsed() < Duration::from_secs(10) {
+                if socket.exists() {
+                    watchdog(child.id());
+                    std::mem::forget(child);
+                    return name;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        panic!("could not start Xvfb on any display from :90 to :139");
+    })
+}
+
+/// Kills `pid` once this test process is gone, so nothing outlives a crashed test run.
+pub fn watchdog(pid: u32) {
+    let me = std::process::id();
+    let script = format!("while kill -0 {me} 2>/dev/null; do sleep 0.5; done; kill {pid} 2>/dev/null; sleep 2; kill -9 {pid} 2>/dev/null");
+    let _ = Command::new("sh").args(["-c", &script]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn();
+}
+
+/// A fresh temporary directory, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(label: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("malo-e2e-{label}-{}-{}", std::process::id(), unique()));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn unique() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::SeqCst)
+}
+
+/// A block of lease ports no other daemon of this run uses.
+fn port_block(size: u16) -> (u16, u16) {
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = 20000 + (std::process::id() % 200) as u16 * 100;
+    let start = base + NEXT.fetch_add(size, Ordering::SeqCst);
+    (start, start + size - 1)
+}
+
+/// Options of a daemon under test.
+#[derive(Clone)]
+pub struct DaemonOptions {
+    pub lease_ttl_seconds: u64,
+    pub session_idle_seconds: u64,
+    pub max_sessions: usize,
+    pub pool_size: u16,
+}
+
+impl Default for DaemonOptions {
+    fn default() -> Self {
+        DaemonOptions { lease_ttl_seconds: 300, session_idle_seconds: 300, max_sessions: 4, pool_size: 6 }
+    }
+}
+
+/// The real daemon binary, running.
+pub struct Daemon {
+    pub child: Option<Child>,
+    pub pid: u32,
+    pub endpoint: String,
+    pub port: u16,
+    pub token: String,
+    pub data_dir: PathBuf,
+    pub port_range: (u16, u16),
+    pub stderr: Arc<Mutex<String>>,
+    _dir: Option<TempDir>,
+}
+
+impl Daemon {
+    pub fn start() -> Daemon {
+        Daemon::start_with(DaemonOptions::default())
+    }
+
+    pub fn start_with(options: DaemonOptions) -> Daemon {
+        let dir = TempDir::new("daemon");
+        let data_dir = dir.0.join("data");
+        let mut daemon = Daemon::spawn_in(&data_dir, &options).expect("the daemon did not start");
+        daemon._dir = Some(dir);
+        daemon
+    }
+
+    /// Starts a daemon on `data_dir`; `Err` carries the exit status and stderr when it
+    /// exits instead of printing its JSON line.
+    pub fn spawn_in(data_dir: &Path, options: &DaemonOptions) -> Result<Daemon, (i32, String)> {
+        let port_range = port_block(options.pool_size);
+        let mut child = daemon_command(data_dir, options, port_range).spawn().expect("cannot run malo");
+        watchdog(child.id());
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let stderr_pipe = child.stderr.take().unwrap();
+        let collected = stderr.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr_pipe).lines().map_while(Result::ok) {
+                let mut text = collected.lock().unwrap();
+                text.push_str(&line);
+                text.push('\n');
+            }
+        });
+        let stdout = child.stdout.take().unwrap();
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let _ = sender.send(line);
+            // Keep draining so the daemon never blocks on a full pipe.
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        });
+        let line = receiver.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
+        if line.trim().is_empty() {
+            let status = wait_exit(&mut child, Duration::from_secs(10)).unwrap_or(-1);
+            std::thread::sleep(Duration::from_millis(100));
+            return Err((status, stderr.lock().unwrap().clone()));
+        }
+        let info: Value = serde_json::from_str(line.trim()).expect("first stdout line is JSON");
+        let endpoint = info["endpoint"].as_str().unwrap().to_string();
+        let port = endpoint.rsplit(':').next().unwrap().parse().unwrap();
+        Ok(Daemon {
+            pid: info["pid"].as_u64().unwrap() as u32,
+            token: info["token"].as_str().unwrap().to_string(),
+            endpoint,
+            port,
+            child: Some(child),
+            data_dir: data_dir.to_path_buf(),
+            port_range,
+            stderr,
+            _dir: None,
+        })
+    }
+
+    pub fn broker_headers(&self) -> Vec<(&'static str, String)> {
+        vec![("x-malo-broker-token", self.token.clone())]
+    }
+
+    /// Takes a lease for `agent_id`.
+    pub fn lease(&self, agent_id: &str) -> Lease {
+        let response = request(self.port, "POST", "/v1/leases", &self.broker_headers(), Some(json!({ "agent_id": agent_id })));
+        assert_eq!(response.status, 200, "lease: {}", response.body);
+        Lease::from_grant(&response.body)
+    }
+
+    /// Stops the daemon with SIGTERM and returns its exit code.
+    pub fn stop(&mut self) -> i32 {
+        let Some(mut child) = self.child.take() else { return -1 };
+        signal(child.id(), "TERM");
+        wait_exit(&mut child, Duration::from_secs(20)).unwrap_or_else(|| {
+            let _ = child.kill();
+            let _ = child.wait();
+            -1
+        })
+    }
+
+    /// Kills the daemon with SIGKILL.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+pub fn daemon_command(data_dir: &Path, options: &DaemonOptions, port_range: (u16, u16)) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_malo"));
+    command
+        .arg("daemon")
+        .arg(format!("--data-dir={}", data_dir.display()))
+        .args(["--daemon-port", "0"])
+        .arg(format!("--port-min={}", port_range.0))
+        .arg(format!("--port-max={}", port_range.1))
+        .arg(format!("--lease-ttl-seconds={}", options.lease_ttl_seconds))
+        .arg(format!("--session-idle-seconds={}", options.session_idle_seconds))
+        .arg(format!("--max-sessions={}", options.max_sessions))
+        .env("DISPLAY", display())
+        .env("NO_AT_BRIDGE", "1")
+        .env("MALO_LOG", "info")
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+pub fn signal(pid: u32, name: &str) {
+    let _ = Command::new("kill").arg(format!("-{name}")).arg(pid.to_string()).status();
+}
+
+pub fn wait_exit(child: &mut Child, limit: Duration) -> Option<i32> {
+    let begun = Instant::now();
+    while begun.elapsed() < limit {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status.code().unwrap_or(-1));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+/// A granted lease.
+#[derive(Clone, Debug)]
+pub struct Lease {
+    pub id: String,
+    pub endpoint: String,
+    pub port: u16,
+    pub token: String,
+    pub expires_at: String,
+}
+
+impl Lease {
+    pub fn from_grant(grant: &Value) -> Lease {
+        let endpoint = grant["endpoint"].as_str().unwrap().to_string();
+        Lease {
+            id: grant["lease_id"].as_str().unwrap().to_string(),
+            port: endpoint.rsplit(':').next().unwrap().parse().unwrap(),
+            endpoint,
+            token: grant["token"].as_str().unwrap().to_string(),
+            expires_at: grant["expires_at"].as_str().unwrap().to_string(),
+        }
+    }
+
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        vec![("x-malo-lease-token", self.token.clone())]
+    }
+
+    pub fn try_session(&self, body: Value) -> Response {
+        request(self.port, "POST", "/v1/sessions", &self.headers(), Some(body))
+    }
+
+    /// Opens a session of the given viewport.
+    pub fn session_sized(&self, width: u32, height: u32) -> Session {
+        let response = self.try_session(json!({ "name": "test", "width": width, "height": height }));
+        assert_eq!(response.status, 200, "create session: {}", response.body);
+        Session {
+            id: response.body["session_id"].as_str().unwrap().to_string(),
+            token: response.body["session_token"].as_str().unwrap().to_string(),
+            lease: self.clone(),
+            summary: response.body,
+        }
+    }
+
+    pub fn session(&self) -> Session {
+        self.session_sized(1024, 768)
+    }
+}
+
+/// An open session.
+#[derive(Clone, Debug)]
+pub struct Session {
+    pub id: String,
+    pub token: String,
+    pub lease: Lease,
+    pub summary: Value,
+}
+
+impl Session {
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        vec![("x-malo-lease-token", self.lease.token.clone()), ("x-malo-session-token", self.token.clone())]
+    }
+
+    pub fn get(&self, path_and_query: &str) -> Response {
+        request(self.lease.port, "GET", &format!("/v1/sessions/{}{path_and_query}", self.id), &self.headers(), None)
+    }
+
+    pub fn post(&self, path: &str, body: Value) -> Response {
+        request(self.lease.port, "POST", &format!("/v1/sessions/{}{path}", self.id), &self.headers(), Some(body))
+    }
+
+    /// Calls a registry tool; returns the raw response.
+    pub fn tool(&self, name: &str, body: Value) -> Response {
+        self.post(&format!("/tools/{name}"), body)
+    }
+
+    /// Navigates and asserts success.
+    pub fn navigate(&self, url: &str) -> Value {
+        let response = self.post("/navigate", json!({ "url": url }));
+        assert_eq!(response.status, 200, "navigate {url}: {}", response.body);
+        response.body
+    }
+
+    pub fn observe(&self) -> Value {
+        let response = self.get("/observe?mode=light&max_chars=4000");
+        assert_eq!(response.status, 200, "observe: {}", response.body);
+        response.body
+    }
+
+    /// Evaluates nothing: reads the page title through observe (tests read page state
+    /// the way an agent would).
+    pub fn title(&self) -> String {
+        self.observe()["title"].as_str().unwrap_or_default().to_string()
+    }
+
+    pub fn events(&self, after: u64) -> Value {
+        let response = self.get(&format!("/events?after={after}"));
+        assert_eq!(response.status, 200, "events: {}", response.body);
+        response.body
+    }
+
+    pub fn close(&self) -> Response {
+        request(self.lease.port, "DELETE", &format!("/v1/sessions/{}", self.id), &self.headers(), None)
+    }
+}
+
+/// A response: status and JSON body (`Value::Null` when not JSON).
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub body: Value,
+    pub text: String,
+}
+
+impl Response {
+    pub fn code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+}
+
+/// A JSON request to 127.0.0.1:`port` with the right `Host`.
+pub fn request(port: u16, method: &str, path: &str, headers: &[(&str, String)], body: Option<Value>) -> Response {
+    let body = body.map(|value| value.to_string());
+    let mut all: Vec<(String, String)> = vec![("Host".into(), format!("127.0.0.1:{port}"))];
+    if body.is_some() {
+        all.push(("Content-Type".into(), "application/json".into()));
+    }
+    all.extend(headers.iter().map(|(name, value)| (name.to_string(), value.clone())));
+    raw_request(port, method, path, &all, body.as_deref().map(str::as_bytes))
+}
+
+/// A request with exactly these headers (plus Content-Length and Connection: close).
+pub fn raw_request(port: u16, method: &str, path: &str, headers: &[(String, String)], body: Option<&[u8]>) -> Response {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap_or_else(|error| panic!("connect {port}: {error}"));
+    stream.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.map_or(0, <[u8]>::len)));
+    stream.write_all(head.as_bytes()).unwrap();
+    if let Some(body) = body {
+        // The server may answer (413) and close before reading a large body: ignore EPIPE.
+        let _ = stream.write_all(body);
+    }
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).to_string();
+    let status = text.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
+    let (head, payload) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let payload = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(payload) } else { payload.to_string() };
+    Response { status, body: serde_json::from_str(&payload).unwrap_or(Value::Null), text: payload }
+}
+
+fn dechunk(mut payload: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = payload.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        payload = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// Ids of the windows mapped (viewable) on our display, the root window excepted.
+pub fn mapped_windows() -> Vec<String> {
+    let root = Command::new("xwininfo").arg("-root").env("DISPLAY", display()).output().expect("xwininfo (x11-utils) is needed");
+    let root_id = String::from_utf8_lossy(&root.stdout)
+        .split_whitespace()
+        .find(|word| word.starts_with("0x"))
+        .and_then(|hex| u64::from_str_radix(hex.trim_start_matches("0x"), 16).ok())
+        .unwrap_or(0);
+    let visible = Command::new("xdotool").args(["search", "--onlyvisible", "--name", ""]).env("DISPLAY", display()).output().expect("xdotool is needed");
+    String::from_utf8_lossy(&visible.stdout)
+        .lines()
+        .filter(|id| id.trim().parse::<u64>().ok() != Some(root_id))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether something accepts connections on 127.0.0.1:`port`.
+pub fn port_open(port: u16) -> bool {
+    TcpStream::connect_timeout(&SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_millis(300)).is_ok()
+}
+
+/// WebKit helper processes whose parent is `pid`.
+pub fn webkit_children(pid: u32) -> Vec<u32> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+        let Some((comm, rest)) = stat.split_once(") ") else { continue };
+        let parent: u32 = rest.split(' ').nth(1).and_then(|value| value.parse().ok()).unwrap_or(0);
+        if parent == pid && comm.contains("WebKit") {
+            children.push(child);
+        }
+    }
+    children
+}
+
+pub fn process_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'))
+        .unwrap_or(false)
+}
+
+/// Polls `check` until it holds or `limit` passes; returns whether it held.
+pub fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let begun = Instant::now();
+    loop {
+        if check() {
+            return true;
+        }
+        if begun.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// What the fixture server saw of one request.
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub path: String,
+    pub query: String,
+    pub cookie: Option<String>,
+    pub user_agent: Option<String>,
+}
+
+/// A local web server of fixture pages, on a port chosen by the OS.
+pub struct Fixtures {
+    pub port: u16,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Fixtures {
+    pub fn start() -> Fixtures {
+        static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+        let runtime = RUNTIME.get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let router = fixture_router(seen.clone());
+        runtime.spawn(async move {
+            let _ = axum::serve(listener, router).await;
+        });
+        Fixtures { port, seen }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Requests seen whose path is `path`.
+    pub fn seen(&self, path: &str) -> Vec<Seen> {
+        self.seen.lock().unwrap().iter().filter(|seen| seen.path == path).cloned().collect()
+    }
+}
+
+fn fixture_router(seen: Arc<Mutex<Vec<Seen>>>) -> axum::Router {
+    use axum::extract::{Path, Query, Request, State};
+    use axum::http::{header, StatusCode};
+    use axum::response::{Html, IntoResponse, Response};
+    use axum::routing::get;
+
+    async fn page(Path(name): Path<String>) -> Response {
+        match fixture(&name) {
+            Some(html) => Html(html).into_response(),
+            None => (StatusCode::NOT_FOUND, Html("<title>missing</title>no such fixture")).into_response(),
+        }
+    }
+    async fn set_cookie(Query(query): Query<HashMap<String, String>>) -> Response {
+        let value = query.get("value").cloned().unwrap_or_else(|| "1".into());
+        (
+            [(header::SET_COOKIE, format!("marker={value}; Path=/; Max-Age=3600"))],
+            Html(format!("<title>cookie set {value}</title>set")),
+        )
+            .into_response()
+    }
+    async fn status(Path(code): Path<u16>) -> Response {
+        let code = StatusCode::from_u16(code).unwrap_or(StatusCode::IM_A_TEAPOT);
+        (code, Html(format!("<title>status {}</title>status page", code.as_u16()))).into_response()
+    }
+    async fn slow(Query(query): Query<HashMap<String, String>>) -> Response {
+        let ms: u64 = query.get("ms").and_then(|ms| ms.parse().ok()).unwrap_or(500);
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        Html(format!("<title>slow {ms}</title>slow")).into_response()
+    }
+    async fn record(State(seen): State<Arc<Mutex<Vec<Seen>>>>, request: Request, next: axum::middleware::Next) -> Response {
+        let seen_now = {
+            let header_text = |name: header::HeaderName| {
+                request.headers().get(name).and_then(|value| value.to_str().ok()).map(str::to_string)
+            };
+            Seen {
+                path: request.uri().path().to_string(),
+                query: request.uri().query().unwrap_or("").to_string(),
+                cookie: header_text(header::COOKIE),
+                user_agent: header_text(header::USER_AGENT),
+            }
+        };
+        seen.lock().unwrap().push(seen_now);
+        next.run(request).await
+    }
+    axum::Router::new()
+        .route("/f/{name}", get(page))
+        .route("/set-cookie", get(set_cookie))
+        .route("/echo", get(|| async { Html("<title>echo</title>echo") }))
+        .route("/status/{code}", get(status))
+        .route("/slow", get(slow))
+        .layer(axum::middleware::from_fn_with_state(seen.clone(), record))
+        .with_state(seen)
+}
+
+/// The fixture pages, compiled in.
+fn fixture(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "hello.html" => include_str!("../fixtures/hello.html"),
+        "rates.html" => include_str!("../fixtures/rates.html"),
+        "colors.html" => include_str!("../fixtures/colors.html"),
+        "storage.html" => include_str!("../fixtures/storage.html"),
+        "grow.html" => include_str!("../fixtures/grow.html"),
+        "policies.html" => include_str!("../fixtures/policies.html"),
+        _ => return None,
+    })
+}
