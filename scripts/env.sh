@@ -1,0 +1,4 @@
+# Sourced by the scripts: cargo on PATH, and one build cache outside the checkout so that
+# fresh clones (CI) reuse it instead of rebuilding Tauri and WebKit bindings from scratch.
+export PATH="$HOME/.cargo/bin:$PATH"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/malo-browser/target}"

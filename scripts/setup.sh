@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what malo-browser needs on Debian/Ubuntu: the WebKitGTK/GTK development
+# packages, an X server for headless use (Xvfb), the tools the tests use, and Rust
+# (through rustup) when cargo is missing. Safe to run again: it installs only what is missing.
+set -euo pipefail
+
+packages=(
+  build-essential pkg-config curl ca-certificates
+  libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
+  libxdo-dev libssl-dev libdbus-1-dev
+  xvfb xauth x11-utils xdotool openbox
+  dbus dbus-x11 gnome-keyring libsecret-tools
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: installing Rust with rustup" >&2
+  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
