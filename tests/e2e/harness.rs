@@ -216,7 +216,7 @@ impl Drop for Daemon {
 }
 
 pub fn daemon_command(data_dir: &Path, options: &DaemonOptions, port_range: (u16, u16)) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_malo"));
+    let mut command = Command::new(malo_binary());
     command
         .arg("daemon")
         .arg(format!("--data-dir={}", data_dir.display()))
@@ -235,6 +235,16 @@ pub fn daemon_command(data_dir: &Path, options: &DaemonOptions, port_range: (u16
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     command
+}
+
+/// The `malo` binary: cargo's path for tests, else the one beside this executable's
+/// directory (`target/<profile>/examples/bench` -> `target/<profile>/malo`).
+pub fn malo_binary() -> PathBuf {
+    if let Some(path) = option_env!("CARGO_BIN_EXE_malo") {
+        return PathBuf::from(path);
+    }
+    let me = std::env::current_exe().unwrap();
+    me.parent().and_then(Path::parent).unwrap().join("malo")
 }
 
 pub fn signal(pid: u32, name: &str) {
@@ -490,12 +500,17 @@ pub struct Fixtures {
 
 impl Fixtures {
     pub fn start() -> Fixtures {
+        Fixtures::start_serving(None)
+    }
+
+    /// Also serves the files of `dir` under `/b/`.
+    pub fn start_serving(dir: Option<PathBuf>) -> Fixtures {
         static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
         let runtime = RUNTIME.get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap());
         let seen = Arc::new(Mutex::new(Vec::new()));
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
         let port = listener.local_addr().unwrap().port();
-        let router = fixture_router(seen.clone());
+        let router = fixture_router(seen.clone(), dir);
         runtime.spawn(async move {
             let _ = axum::serve(listener, router).await;
         });
@@ -512,7 +527,7 @@ impl Fixtures {
     }
 }
 
-fn fixture_router(seen: Arc<Mutex<Vec<Seen>>>) -> axum::Router {
+fn fixture_router(seen: Arc<Mutex<Vec<Seen>>>, static_dir: Option<PathBuf>) -> axum::Router {
     use axum::extract::{Path, Query, Request, State};
     use axum::http::{header, StatusCode};
     use axum::response::{Html, IntoResponse, Response};
@@ -556,8 +571,25 @@ fn fixture_router(seen: Arc<Mutex<Vec<Seen>>>) -> axum::Router {
         seen.lock().unwrap().push(seen_now);
         next.run(request).await
     }
+    let static_files = move |Path(path): Path<String>| {
+        let dir = static_dir.clone();
+        async move {
+            let Some(dir) = dir else { return StatusCode::NOT_FOUND.into_response() };
+            if path.split('/').any(|part| part == ".." || part.is_empty()) {
+                return StatusCode::FORBIDDEN.into_response();
+            }
+            match tokio::fs::read(dir.join(&path)).await {
+                Ok(bytes) => {
+                    let kind = if path.ends_with(".json") { "application/json" } else { "text/html; charset=utf-8" };
+                    ([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, "no-store")], bytes).into_response()
+                }
+                Err(_) => StatusCode::NOT_FOUND.into_response(),
+            }
+        }
+    };
     axum::Router::new()
         .route("/f/{name}", get(page))
+        .route("/b/{*path}", get(static_files))
         .route("/set-cookie", get(set_cookie))
         .route("/echo", get(|| async { Html("<title>echo</title>echo") }))
         .route("/status/{code}", get(status))

@@ -44,7 +44,6 @@ struct Engine {
 
 /// One session on the engine side: its WebKit context and the tabs that share it.
 struct HostedSession {
-    spec: SessionSpec,
     /// The context every tab of the session shares. Dropped after the tabs, on close:
     /// while it lives, its network process lives.
     context: RefCell<Option<wry::WebContext>>,
@@ -122,7 +121,6 @@ impl Engine {
         let mut context = wry::WebContext::new(Some(spec.web_data_dir.clone()));
         let tab = Rc::new(Tab::open(&mut context, &spec, tab::first_tab_id())?);
         let session = HostedSession {
-            spec: spec.clone(),
             context: RefCell::new(Some(context)),
             tabs: RefCell::new(vec![tab.clone()]),
         };
