@@ -3,6 +3,7 @@
 //! or sessions change. Where no tray host exists the daemon logs a warning and runs on.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
@@ -70,14 +71,25 @@ pub fn install(app: &AppHandle, broker: Arc<Broker>, quit: Arc<dyn Fn() + Send +
     };
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
+        let mut shown = menu_lines(&broker.list());
+        // Leases and sessions notify on change; page URLs change without notice, so also
+        // look every few seconds, and rebuild only when the lines differ.
+        let mut ticker = tokio::time::interval(Duration::from_secs(3));
         loop {
-            broker.changes.notified().await;
-            match build_menu(&app, &broker.list()) {
-                Ok(menu) => {
-                    if let Err(error) = tray.set_menu(Some(menu)) {
-                        tracing::warn!(%error, "could not update the tray menu");
-                    }
-                }
+            tokio::select! {
+                _ = broker.changes.notified() => {}
+                _ = ticker.tick() => {}
+            }
+            let leases = broker.list();
+            let lines = menu_lines(&leases);
+            if lines == shown {
+                continue;
+            }
+            match build_menu(&app, &leases) {
+                Ok(menu) => match tray.set_menu(Some(menu)) {
+                    Ok(()) => shown = lines,
+                    Err(error) => tracing::warn!(%error, "could not update the tray menu"),
+                },
                 Err(error) => tracing::warn!(%error, "could not build the tray menu"),
             }
         }
