@@ -80,6 +80,9 @@ pub fn install(app: &AppHandle, broker: Arc<Broker>, quit: Arc<dyn Fn() + Send +
                 _ = broker.changes.notified() => {}
                 _ = ticker.tick() => {}
             }
+            if broker.is_shutting_down() {
+                return;
+            }
             let leases = broker.list();
             let lines = menu_lines(&leases);
             if lines == shown {

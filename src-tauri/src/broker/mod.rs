@@ -305,6 +305,11 @@ impl Broker {
         }
     }
 
+    /// Whether the daemon is shutting down.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::SeqCst)
+    }
+
     /// Releases every lease and refuses new ones (daemon shutdown).
     pub async fn shut_down(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);
