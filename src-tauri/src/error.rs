@@ -16,7 +16,19 @@ pub enum ErrorCode {
     /// The `Host` header is not `127.0.0.1:<port>` or `localhost:<port>`.
     ForbiddenHost,
     /// No such route.
+    NoRoute,
+    /// No element matches the selector (or the option, the text).
     NotFound,
+    /// The ref's element is gone from the page.
+    StaleRef,
+    /// The element is not visible (hidden, zero-sized, or outside the page).
+    NotVisible,
+    /// The element is disabled.
+    Disabled,
+    /// Another element would receive the click.
+    Covered,
+    /// An assertion did not hold (reported inside an HTTP 200 result).
+    AssertionFailed,
     /// No such lease.
     LeaseNotFound,
     /// No such session (or it was closed).
@@ -57,7 +69,13 @@ impl ErrorCode {
             ErrorCode::InvalidUrl => "E_INVALID_URL",
             ErrorCode::Unauthorized => "E_UNAUTHORIZED",
             ErrorCode::ForbiddenHost => "E_FORBIDDEN_HOST",
+            ErrorCode::NoRoute => "E_NO_ROUTE",
             ErrorCode::NotFound => "E_NOT_FOUND",
+            ErrorCode::StaleRef => "E_STALE_REF",
+            ErrorCode::NotVisible => "E_NOT_VISIBLE",
+            ErrorCode::Disabled => "E_DISABLED",
+            ErrorCode::Covered => "E_COVERED",
+            ErrorCode::AssertionFailed => "E_ASSERTION_FAILED",
             ErrorCode::LeaseNotFound => "E_LEASE_NOT_FOUND",
             ErrorCode::SessionNotFound => "E_SESSION_NOT_FOUND",
             ErrorCode::UnknownTool => "E_UNKNOWN_TOOL",
@@ -82,7 +100,8 @@ impl ErrorCode {
             ErrorCode::BadRequest | ErrorCode::InvalidUrl => 400,
             ErrorCode::Unauthorized => 401,
             ErrorCode::ForbiddenHost => 403,
-            ErrorCode::NotFound
+            ErrorCode::NoRoute
+            | ErrorCode::NotFound
             | ErrorCode::LeaseNotFound
             | ErrorCode::SessionNotFound
             | ErrorCode::UnknownTool => 404,
@@ -90,6 +109,8 @@ impl ErrorCode {
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
             ErrorCode::ScriptError => 422,
+            ErrorCode::StaleRef | ErrorCode::NotVisible | ErrorCode::Disabled | ErrorCode::Covered => 409,
+            ErrorCode::AssertionFailed => 200,
             ErrorCode::TooManySessions => 429,
             ErrorCode::Unsupported => 501,
             ErrorCode::NavigationFailed => 502,
@@ -101,8 +122,19 @@ impl ErrorCode {
         }
     }
 
+    /// The code with this wire string.
+    pub fn from_wire(text: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|code| code.as_str() == text)
+    }
+
     /// Every code, for documentation and tests.
-    pub const ALL: [ErrorCode; 20] = [
+    pub const ALL: [ErrorCode; 26] = [
+        ErrorCode::NoRoute,
+        ErrorCode::StaleRef,
+        ErrorCode::NotVisible,
+        ErrorCode::Disabled,
+        ErrorCode::Covered,
+        ErrorCode::AssertionFailed,
         ErrorCode::BadRequest,
         ErrorCode::InvalidUrl,
         ErrorCode::Unauthorized,
@@ -174,7 +206,8 @@ mod tests {
         for code in ErrorCode::ALL {
             assert!(code.as_str().starts_with("E_"), "{}", code.as_str());
             assert!(seen.insert(code.as_str()), "duplicate {}", code.as_str());
-            assert!((400..600).contains(&code.http_status()));
+            assert!((400..600).contains(&code.http_status()) || code == ErrorCode::AssertionFailed);
+            assert_eq!(ErrorCode::from_wire(code.as_str()), Some(code));
         }
     }
 

@@ -607,6 +607,9 @@ fn fixture(name: &str) -> Option<&'static str> {
         "storage.html" => include_str!("../fixtures/storage.html"),
         "grow.html" => include_str!("../fixtures/grow.html"),
         "policies.html" => include_str!("../fixtures/policies.html"),
+        "actions.html" => include_str!("../fixtures/actions.html"),
+        "frame.html" => include_str!("../fixtures/frame.html"),
+        "hostile.html" => include_str!("../fixtures/hostile.html"),
         _ => return None,
     })
 }

@@ -129,7 +129,7 @@ fn bodies_must_be_json_and_at_most_one_megabyte() {
     let unknown_tool = session.tool("teleport", json!({}));
     assert_eq!((unknown_tool.status, unknown_tool.code()), (404, "E_UNKNOWN_TOOL"));
     let no_route = request(port, "GET", "/v1/nothing", &lease.headers(), None);
-    assert_eq!((no_route.status, no_route.code()), (404, "E_NOT_FOUND"));
+    assert_eq!((no_route.status, no_route.code()), (404, "E_NO_ROUTE"));
     let wrong_method = request(port, "PUT", "/v1/sessions", &lease.headers(), Some(json!({})));
     assert_eq!((wrong_method.status, wrong_method.code()), (405, "E_METHOD_NOT_ALLOWED"));
     let bad_viewport = lease.try_session(json!({ "width": 5, "height": 5 }));

@@ -20,6 +20,18 @@ use crate::events::EventLog;
 #[cfg(target_os = "linux")]
 pub mod webkit;
 
+/// The platform key value of a DOM key name (`Enter`, `a`, `F5`, ...), if it exists.
+#[cfg(target_os = "linux")]
+pub fn keyval(key: &str) -> Option<u32> {
+    webkit::keyval(key)
+}
+
+/// The platform key value of a DOM key name; no engine on this platform.
+#[cfg(not(target_os = "linux"))]
+pub fn keyval(_key: &str) -> Option<u32> {
+    None
+}
+
 pub mod png;
 
 /// How long a command that does not load pages may take on the main thread.
@@ -68,7 +80,7 @@ impl PageState {
 }
 
 /// The result of a navigation.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct NavigationReport {
     /// The URL that was asked for.
     pub requested_url: String,
@@ -85,7 +97,7 @@ pub struct NavigationReport {
 }
 
 /// How the wait for DOM and network quiet after `load` went.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct SettleReport {
     /// Milliseconds from the navigate call to the end of the wait.
     pub waited_ms: u64,
@@ -122,6 +134,82 @@ pub enum HistoryAction {
     Reload,
 }
 
+/// Keyboard modifiers held during an input event.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Modifiers {
+    /// Shift.
+    pub shift: bool,
+    /// Control.
+    pub control: bool,
+    /// Alt (Option).
+    pub alt: bool,
+    /// Meta (Command, Super).
+    pub meta: bool,
+}
+
+/// A mouse button.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MouseButton {
+    /// The primary button.
+    #[default]
+    Left,
+    /// The wheel button.
+    Middle,
+    /// The secondary button.
+    Right,
+}
+
+/// One key press or release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyStroke {
+    /// The platform key value (GDK keyval on Linux).
+    pub keyval: u32,
+    /// Modifiers held.
+    pub modifiers: Modifiers,
+}
+
+/// One trusted input event, in viewport CSS pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum InputEvent {
+    /// Pointer moves to (x, y).
+    MouseMove { x: f64, y: f64, modifiers: Modifiers },
+    /// A button goes down at (x, y).
+    MouseDown { x: f64, y: f64, button: MouseButton, modifiers: Modifiers },
+    /// A button goes up at (x, y).
+    MouseUp { x: f64, y: f64, button: MouseButton, modifiers: Modifiers },
+    /// The wheel turns by (dx, dy) CSS pixels at (x, y).
+    Wheel { x: f64, y: f64, dx: f64, dy: f64 },
+    /// A key goes down.
+    KeyDown(KeyStroke),
+    /// A key goes up.
+    KeyUp(KeyStroke),
+}
+
+/// What to do with JavaScript dialogs (alert, confirm, prompt, beforeunload).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DialogPolicy {
+    /// `Some(true)` accept, `Some(false)` dismiss, `None` the default for the dialog type
+    /// (alert and beforeunload accepted, confirm and prompt dismissed).
+    pub accept: Option<bool>,
+    /// Text a prompt answers with when accepted (default: its default text).
+    pub prompt_text: Option<String>,
+    /// Keep the policy for every later dialog, not only the next one.
+    pub persist: bool,
+}
+
+/// How the page settled after an input action.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActionSettle {
+    /// Whether the action started a navigation of the main frame.
+    pub navigated: bool,
+    /// The navigation report, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub navigation: Option<NavigationReport>,
+    /// The wait for quiet.
+    pub settle: SettleReport,
+}
+
 /// Requests to the main-thread actor. Each carries its reply channel.
 #[derive(Debug)]
 pub enum Command {
@@ -150,6 +238,22 @@ pub enum Command {
     Evaluate { session_id: String, body: String, reply: oneshot::Sender<Result<Value>> },
     /// Capture the viewport.
     Screenshot { session_id: String, reply: oneshot::Sender<Result<Frame>> },
+    /// Run an agent operation (see `engine/scripts/agent.js`) in a frame: `frame` is the
+    /// path of frame ids from the main frame (empty = main frame).
+    Agent { session_id: String, frame: Vec<u32>, op: &'static str, args: Value, reply: oneshot::Sender<Result<Value>> },
+    /// Deliver trusted input events; answers the load counter before them (a mark for
+    /// `AfterAction`).
+    Input { session_id: String, events: Vec<InputEvent>, reply: oneshot::Sender<Result<u64>> },
+    /// Run an editing command (`SelectAll`, `Copy`, `Paste`, `Cut`, `Undo`, `Redo`,
+    /// `InsertText` with an argument) on the focused element.
+    Editing { session_id: String, command: &'static str, argument: Option<String>, reply: oneshot::Sender<Result<u64>> },
+    /// After an action: wait for a navigation it started (load + settle), or else for
+    /// DOM and network quiet, up to `budget`.
+    AfterAction { session_id: String, mark: u64, budget: Duration, reply: oneshot::Sender<Result<ActionSettle>> },
+    /// Evaluate an expression (or function body) in the page's own world.
+    EvaluatePage { session_id: String, expression: String, reply: oneshot::Sender<Result<Value>> },
+    /// Set how the next (or every) JavaScript dialog is answered.
+    SetDialogPolicy { session_id: String, policy: DialogPolicy, reply: oneshot::Sender<Result<()>> },
     /// Close every session (daemon shutdown).
     CloseAll { reply: oneshot::Sender<()> },
 }
@@ -233,6 +337,43 @@ impl EngineHandle {
     pub async fn screenshot(&self, session_id: &str) -> Result<Frame> {
         let session_id = session_id.to_string();
         self.request(COMMAND_TIMEOUT, |reply| Command::Screenshot { session_id, reply }).await
+    }
+
+    /// Runs an agent operation in a frame of the session's active tab.
+    pub async fn agent(&self, session_id: &str, frame: Vec<u32>, op: &'static str, args: Value) -> Result<Value> {
+        let session_id = session_id.to_string();
+        self.request(COMMAND_TIMEOUT, |reply| Command::Agent { session_id, frame, op, args, reply }).await
+    }
+
+    /// Delivers trusted input; returns the load mark for [`EngineHandle::after_action`].
+    pub async fn input(&self, session_id: &str, events: Vec<InputEvent>) -> Result<u64> {
+        let session_id = session_id.to_string();
+        self.request(COMMAND_TIMEOUT, |reply| Command::Input { session_id, events, reply }).await
+    }
+
+    /// Runs an editing command on the focused element; returns the load mark.
+    pub async fn editing(&self, session_id: &str, command: &'static str, argument: Option<String>) -> Result<u64> {
+        let session_id = session_id.to_string();
+        self.request(COMMAND_TIMEOUT, |reply| Command::Editing { session_id, command, argument, reply }).await
+    }
+
+    /// Waits for the consequences of an action (navigation, DOM and network activity).
+    pub async fn after_action(&self, session_id: &str, mark: u64, budget: Duration) -> Result<ActionSettle> {
+        let session_id = session_id.to_string();
+        let limit = budget + Duration::from_secs(35);
+        self.request(limit, |reply| Command::AfterAction { session_id, mark, budget, reply }).await
+    }
+
+    /// Evaluates in the page's world.
+    pub async fn evaluate_page(&self, session_id: &str, expression: String) -> Result<Value> {
+        let session_id = session_id.to_string();
+        self.request(COMMAND_TIMEOUT, |reply| Command::EvaluatePage { session_id, expression, reply }).await
+    }
+
+    /// Sets the dialog policy.
+    pub async fn set_dialog_policy(&self, session_id: &str, policy: DialogPolicy) -> Result<()> {
+        let session_id = session_id.to_string();
+        self.request(COMMAND_TIMEOUT, |reply| Command::SetDialogPolicy { session_id, policy, reply }).await
     }
 
     /// Closes every session; returns when done (or when the engine is gone).

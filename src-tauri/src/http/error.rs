@@ -24,7 +24,7 @@ impl IntoResponse for Error {
 
 /// The fallback for unknown routes.
 pub(super) async fn not_found() -> Error {
-    Error::new(ErrorCode::NotFound, "no such route; see GET /v1/tools on a lease endpoint")
+    Error::new(ErrorCode::NoRoute, "no such route; see docs/API.md, or GET /v1/tools on a lease endpoint")
 }
 
 /// The fallback for a known route with the wrong method.

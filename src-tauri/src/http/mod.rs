@@ -66,6 +66,7 @@ pub fn lease_router(lease: Arc<Lease>, registry: Arc<ToolRegistry>) -> Router {
         .route("/v1/sessions/{id}/observe", get(observe))
         .route("/v1/sessions/{id}/events", get(events))
         .route("/v1/sessions/{id}/tools/{tool}", post(call_tool))
+        .route("/v1/sessions/{id}/actions", post(call_action))
         .with_state(LeaseState { lease, registry });
     finish(router, port)
 }
@@ -168,7 +169,7 @@ async fn close_session(State(state): State<LeaseState>, SessionAuth(session): Se
 }
 
 fn context(state: &LeaseState, session: Arc<crate::session::Session>) -> ToolContext {
-    ToolContext { session, sessions: state.lease.sessions.clone() }
+    ToolContext { session, sessions: state.lease.sessions.clone(), registry: state.registry.clone() }
 }
 
 async fn navigate(
@@ -203,6 +204,27 @@ async fn call_tool(
 ) -> Result<Json<Value>> {
     let name = params.get("tool").cloned().unwrap_or_default();
     let result = state.registry.call(&name, context(&state, session), input).await?;
+    Ok(Json(json!({ "tool": name, "result": result })))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ActionRequest {
+    action: serde_json::Map<String, Value>,
+}
+
+/// The seed's action form: `{"action": {"type": "click", ...}}` runs the tool `type`.
+async fn call_action(
+    State(state): State<LeaseState>,
+    SessionAuth(session): SessionAuth,
+    ApiJson(request): ApiJson<ActionRequest>,
+) -> Result<Json<Value>> {
+    let mut input = request.action;
+    let name = match input.remove("type") {
+        Some(Value::String(name)) => name,
+        _ => return Err(crate::error::Error::bad_request("action.type must name a tool, e.g. \"click\"")),
+    };
+    let result = state.registry.call(&name, context(&state, session), Value::Object(input)).await?;
     Ok(Json(json!({ "tool": name, "result": result })))
 }
 

@@ -82,6 +82,11 @@ pub struct Session {
     pub created_at: String,
     /// The engine that hosts it.
     pub engine: EngineHandle,
+    /// Which frame each element ref lives in, and the last snapshot (for `changes`).
+    pub refs: Mutex<RefTable>,
+    /// Held by each page tool while it runs, so that actions on one session never
+    /// interleave (a snapshot never sees half a fill).
+    pub tool_lock: tokio::sync::Mutex<()>,
     // A std mutex: a timestamp copy.
     last_used: Mutex<Instant>,
 }
@@ -115,6 +120,32 @@ impl Session {
             artifacts_dir: self.dirs.artifacts.display().to_string(),
         }
     }
+}
+
+/// Refs of the session's elements. Ref numbers are unique across the frames of a tab:
+/// every agent call passes `next_ref` as the base for new refs and reports the next free
+/// one back.
+#[derive(Debug, Default)]
+pub struct RefTable {
+    /// The next free ref number.
+    pub next_ref: u64,
+    /// Frame path of each ref seen in a snapshot (absent = main frame).
+    pub frame_of: std::collections::HashMap<u64, Vec<u32>>,
+    /// The previous snapshot's lines by ref, and its url, title and text, for `changes`.
+    pub previous: Option<PreviousSnapshot>,
+}
+
+/// What the previous snapshot showed.
+#[derive(Debug, Clone, Default)]
+pub struct PreviousSnapshot {
+    /// URL.
+    pub url: String,
+    /// Title.
+    pub title: String,
+    /// Visible text.
+    pub text: String,
+    /// One rendered line per ref, in order.
+    pub lines: Vec<(u64, String)>,
 }
 
 /// What the API says about a session.

@@ -164,6 +164,8 @@ impl SessionTable {
             page,
             created_at: crate::clock::now(),
             engine: self.engine.clone(),
+            refs: Mutex::new(super::RefTable { next_ref: 1, ..Default::default() }),
+            tool_lock: tokio::sync::Mutex::new(()),
             last_used: Mutex::new(Instant::now()),
         }))
     }

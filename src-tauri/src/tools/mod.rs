@@ -5,11 +5,18 @@
 //!
 //! Handlers are plain async Rust: they know sessions and the engine, not HTTP.
 
+mod actions;
+mod assert;
 mod close;
+mod dialog;
 mod events;
 mod history;
 mod navigate;
 mod observe;
+pub(crate) mod page;
+mod read;
+mod run_steps;
+mod snapshot;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -31,6 +38,8 @@ pub struct ToolContext {
     pub session: Arc<Session>,
     /// The lease's sessions (for `close`).
     pub sessions: Arc<SessionTable>,
+    /// The registry itself (for `run_steps`).
+    pub registry: Arc<ToolRegistry>,
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -108,9 +117,11 @@ pub struct ToolRegistry {
 impl ToolRegistry {
     /// The product's tools.
     pub fn standard() -> ToolRegistry {
-        ToolRegistry {
-            tools: vec![navigate::tool(), history::tool(), observe::tool(), events::tool(), close::tool()],
-        }
+        let mut tools = vec![navigate::tool(), history::tool(), snapshot::tool(), observe::tool()];
+        tools.extend(read::tools());
+        tools.extend(actions::tools());
+        tools.extend([dialog::tool(), assert::tool(), run_steps::tool(), events::tool(), close::tool()]);
+        ToolRegistry { tools }
     }
 
     /// The catalogue.

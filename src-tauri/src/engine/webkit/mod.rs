@@ -4,7 +4,9 @@
 //! Invariant: everything in this module runs on the GTK main thread (the actor is a
 //! `spawn_local` future on the default main context), so nothing here is `Send`.
 
+mod agent;
 mod capture;
+mod input;
 mod navigation;
 mod tab;
 
@@ -13,6 +15,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use tokio::sync::mpsc::UnboundedReceiver;
+use webkit2gtk::WebViewExt;
 
 use self::tab::Tab;
 use super::{Command, SessionSpec};
@@ -20,6 +23,11 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// The named script world our scripts run in: it sees the DOM, not the page's globals.
 pub(crate) const SCRIPT_WORLD: &str = "malo";
+
+/// The GDK keyval of a DOM key name, if the key exists.
+pub fn keyval(key: &str) -> Option<u32> {
+    input::keyval(key)
+}
 
 /// Starts the actor on the default main context. Call once, on the main thread, after
 /// GTK is initialised (Tauri's `setup`).
@@ -100,6 +108,54 @@ impl Engine {
                     Ok(tab) => capture::viewport(&tab).await,
                     Err(error) => Err(error),
                 };
+                let _ = reply.send(result);
+            }
+            Command::Agent { session_id, frame, op, args, reply } => {
+                let result = match self.active_tab(&session_id) {
+                    Ok(tab) => agent::call(&tab, &frame, op, &args).await,
+                    Err(error) => Err(error),
+                };
+                let _ = reply.send(result);
+            }
+            Command::Input { session_id, events, reply } => {
+                let result = self.active_tab(&session_id).and_then(|tab| {
+                    tab.ensure_open()?;
+                    let mark = tab.load.borrow().started;
+                    input::deliver(&tab.view, &events)?;
+                    Ok(mark)
+                });
+                let _ = reply.send(result);
+            }
+            Command::Editing { session_id, command, argument, reply } => {
+                let result = self.active_tab(&session_id).and_then(|tab| {
+                    tab.ensure_open()?;
+                    let mark = tab.load.borrow().started;
+                    match argument {
+                        Some(argument) => tab.view.execute_editing_command_with_argument(command, &argument),
+                        None => tab.view.execute_editing_command(command),
+                    }
+                    Ok(mark)
+                });
+                let _ = reply.send(result);
+            }
+            Command::AfterAction { session_id, mark, budget, reply } => {
+                let result = match self.active_tab(&session_id) {
+                    Ok(tab) => navigation::after_action(&tab, mark, budget).await,
+                    Err(error) => Err(error),
+                };
+                let _ = reply.send(result);
+            }
+            Command::EvaluatePage { session_id, expression, reply } => {
+                let result = match self.active_tab(&session_id) {
+                    Ok(tab) => tab.evaluate_page(&expression).await,
+                    Err(error) => Err(error),
+                };
+                let _ = reply.send(result);
+            }
+            Command::SetDialogPolicy { session_id, policy, reply } => {
+                let result = self.active_tab(&session_id).map(|tab| {
+                    *tab.dialog_policy.borrow_mut() = policy;
+                });
                 let _ = reply.send(result);
             }
             Command::CloseAll { reply } => {

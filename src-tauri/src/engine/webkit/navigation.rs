@@ -9,7 +9,7 @@ use serde_json::json;
 use webkit2gtk::WebViewExt;
 
 use super::tab::Tab;
-use crate::engine::{HistoryAction, NavigationReport, SettleReport};
+use crate::engine::{ActionSettle, HistoryAction, NavigationReport, SettleReport};
 use crate::error::{Error, ErrorCode, Result};
 
 /// Time between two settle samples.
@@ -173,4 +173,67 @@ async fn wait_for_quiet(tab: &Tab, begun: Instant, budget: Duration) -> SettleRe
         }
         glib::timeout_future(SAMPLE_INTERVAL).await;
     }
+}
+
+/// After an input action: if it started a navigation, wait for that like `navigate`;
+/// otherwise let the page react (one animation frame) and wait for quiet, up to `budget`.
+/// A navigation that fails is reported in the result, not as the action's error.
+pub(super) async fn after_action(tab: &Tab, mark: u64, budget: Duration) -> Result<ActionSettle> {
+    tab.ensure_open()?;
+    let begun = Instant::now();
+    let deadline = begun + budget;
+    // One round trip through the web process (which has then handled the input) and one
+    // frame, so handlers and their DOM updates have run.
+    let _ = tab
+        .evaluate("await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))); return 0;")
+        .await;
+    let mut last_count = None;
+    let mut quiet_samples = 0;
+    loop {
+        let started = tab.load.borrow().started;
+        if started > mark || (tab.view.is_loading() && started == mark && tab.load.borrow().finished == started) {
+            return navigation_after_action(tab, mark, begun, budget).await;
+        }
+        let count = tab
+            .evaluate("return document.getElementsByTagName('*').length;")
+            .await
+            .ok()
+            .and_then(|value| value.as_u64())
+            .unwrap_or(0);
+        let network_idle = tab.pending_requests.get() <= 0;
+        let settled_now = network_idle && (last_count.is_none() || last_count == Some(count));
+        quiet_samples = if settled_now { quiet_samples + 1 } else { 0 };
+        // The first quiet sample right after the frame is enough; after activity, two.
+        let needed = if last_count.is_none() { 1 } else { QUIET_SAMPLES };
+        last_count = Some(count);
+        let timed_out = Instant::now() >= deadline;
+        if quiet_samples >= needed || timed_out || tab.closed.get() {
+            return Ok(ActionSettle {
+                navigated: false,
+                navigation: None,
+                settle: SettleReport {
+                    waited_ms: begun.elapsed().as_millis() as u64,
+                    dom_elements: count,
+                    stable_samples: quiet_samples,
+                    network_idle,
+                    timed_out: timed_out && quiet_samples < needed,
+                },
+            });
+        }
+        glib::timeout_future(SAMPLE_INTERVAL).await;
+    }
+}
+
+async fn navigation_after_action(tab: &Tab, mark: u64, begun: Instant, budget: Duration) -> Result<ActionSettle> {
+    let url = tab.view.uri().map(|uri| uri.to_string()).unwrap_or_default();
+    wait_for_load(tab, mark, begun, Duration::from_secs(30), &url, None).await?;
+    let requested = tab.load.borrow().started_uri.clone();
+    let report = match finish(tab, &requested, begun, budget).await {
+        Ok(report) => report,
+        Err(error) if error.code == ErrorCode::NavigationFailed => {
+            serde_json::from_value(error.details["navigation"].clone()).map_err(|_| error)?
+        }
+        Err(error) => return Err(error),
+    };
+    Ok(ActionSettle { navigated: true, settle: report.settle.clone(), navigation: Some(report) })
 }

@@ -14,13 +14,15 @@ use gtk::prelude::*;
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 use webkit2gtk::{
+    ScriptDialogType, UserContentInjectedFrames, UserContentManagerExt, UserScript, UserScriptInjectionTime,
     LoadEvent, NavigationPolicyDecision, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecisionExt,
     PolicyDecisionType, SettingsExt, URIRequestExt, URIResponseExt, WebResourceExt, WebViewExt,
 };
 use wry::{NewWindowResponse, WebViewBuilderExtUnix, WebViewExtUnix};
 
+use super::agent::{self, Relay};
 use super::SCRIPT_WORLD;
-use crate::engine::{PageState, SessionSpec};
+use crate::engine::{DialogPolicy, PageState, SessionSpec};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::EventLog;
 
@@ -61,6 +63,13 @@ pub(super) struct Tab {
     pub(super) pending_requests: Rc<Cell<i64>>,
     pub(super) closed: Cell<bool>,
     pub(super) events: Arc<EventLog>,
+    /// The page agent's source for this session (with its secret), for documents that
+    /// began before it was installed.
+    pub(super) agent_source: String,
+    /// Answers of relayed agent calls.
+    pub(super) relay: Rc<Relay>,
+    /// How the next JavaScript dialog is answered.
+    pub(super) dialog_policy: Rc<RefCell<DialogPolicy>>,
 }
 
 impl Tab {
@@ -93,6 +102,28 @@ impl Tab {
         view.set_size_request(spec.width as i32, spec.height as i32);
         host.show_all();
 
+        // The page agent, in every frame, in our isolated world, before any page script.
+        let agent_source = agent::agent_source(&crate::secret::random_hex(16));
+        let relay = Rc::new(Relay::default());
+        if let Some(content) = view.user_content_manager() {
+            content.add_script(&UserScript::for_world(
+                &agent_source,
+                UserContentInjectedFrames::AllFrames,
+                UserScriptInjectionTime::Start,
+                SCRIPT_WORLD,
+                &[],
+                &[],
+            ));
+            content.register_script_message_handler_in_world(agent::HANDLER, SCRIPT_WORLD);
+            let relay = relay.clone();
+            content.connect_script_message_received(Some(agent::HANDLER), move |_content, message| {
+                use javascriptcore::ValueExt;
+                if let Some(text) = message.js_value().map(|value| value.to_str()) {
+                    relay.deliver(&text);
+                }
+            });
+        }
+
         let tab = Tab {
             id,
             host,
@@ -103,6 +134,9 @@ impl Tab {
             pending_requests: Rc::default(),
             closed: Cell::new(false),
             events: spec.events.clone(),
+            agent_source,
+            relay,
+            dialog_policy: Rc::default(),
         };
         tab.connect_signals(&spec.page);
         Ok(tab)
@@ -201,6 +235,43 @@ impl Tab {
             true
         });
 
+        // JavaScript dialogs never block: answered at once by the policy, and recorded.
+        let (events, tab_id, policy) = (self.events.clone(), self.id.clone(), self.dialog_policy.clone());
+        view.connect_script_dialog(move |_view, dialog| {
+            let current = policy.borrow().clone();
+            if !current.persist {
+                *policy.borrow_mut() = DialogPolicy::default();
+            }
+            let kind = dialog.dialog_type();
+            let accept = current.accept.unwrap_or(matches!(kind, ScriptDialogType::Alert | ScriptDialogType::BeforeUnloadConfirm));
+            let mut answer = json!({
+                "dialog_type": match kind {
+                    ScriptDialogType::Alert => "alert",
+                    ScriptDialogType::Confirm => "confirm",
+                    ScriptDialogType::Prompt => "prompt",
+                    ScriptDialogType::BeforeUnloadConfirm => "beforeunload",
+                    _ => "unknown",
+                },
+                "message": dialog.message().map(|message| message.to_string()).unwrap_or_default(),
+                "action": if accept { "accept" } else { "dismiss" },
+                "policy": if current.accept.is_some() { "set" } else { "default" },
+            });
+            match kind {
+                ScriptDialogType::Confirm | ScriptDialogType::BeforeUnloadConfirm => dialog.confirm_set_confirmed(accept),
+                ScriptDialogType::Prompt if accept => {
+                    let text = current
+                        .prompt_text
+                        .or_else(|| dialog.prompt_get_default_text().map(|text| text.to_string()))
+                        .unwrap_or_default();
+                    dialog.prompt_set_text(&text);
+                    answer["prompt_text"] = json!(text);
+                }
+                _ => {}
+            }
+            events.push("dialog", Some(&tab_id), answer);
+            true
+        });
+
         // Frames may only navigate to web and inert document schemes.
         let (events, tab_id) = (self.events.clone(), self.id.clone());
         view.connect_decide_policy(move |_view, decision, decision_type| {
@@ -245,6 +316,30 @@ impl Tab {
         })?;
         serde_json::from_str(&json)
             .map_err(|error| Error::new(ErrorCode::ScriptError, format!("unreadable script result: {error}")))
+    }
+
+    /// Evaluates an expression (or, failing that, a function body) in the page's own world.
+    pub(super) async fn evaluate_page(&self, expression: &str) -> Result<Value> {
+        self.ensure_open()?;
+        let as_expression = format!("return (\n{expression}\n);");
+        let result = match self.view.call_async_javascript_function_future(&as_expression, None, None, None).await {
+            Err(error) if error.message().contains("SyntaxError") => {
+                self.view.call_async_javascript_function_future(expression, None, None, None).await
+            }
+            other => other,
+        };
+        let value = result.map_err(|error| {
+            Error::new(ErrorCode::ScriptError, format!("the expression threw: {}", error.message()))
+        })?;
+        use javascriptcore::ValueExt;
+        if value.is_undefined() || value.is_null() {
+            return Ok(Value::Null);
+        }
+        let json = value.to_json(0).ok_or_else(|| {
+            Error::new(ErrorCode::ScriptError, "the expression's value cannot be represented as JSON")
+        })?;
+        serde_json::from_str(&json)
+            .map_err(|error| Error::new(ErrorCode::ScriptError, format!("unreadable value: {error}")))
     }
 
     /// Waits until at least one load has finished and none is under way.

@@ -1,0 +1,591 @@
+// malo's page agent. Installed by the engine as a user script in every frame (cross-origin
+// ones too), at document start, in the isolated script world "malo": it sees the DOM but
+// not the page's globals, so a page that overrides DOM methods or JSON cannot affect it,
+// and the page cannot see or call it.
+//
+// The main frame is driven with `__malo.handle(op, args)` (evaluated from Rust). A child
+// frame is reached by relaying the operation down the frame tree with postMessage; our
+// capturing listener is registered before any page script, stops the event, and only obeys
+// messages that come from the parent window and carry the session's secret. Results of
+// relayed operations go straight to Rust through the world's private message handler, so
+// a parent page never sees a cross-origin child's data.
+(() => {
+  'use strict';
+  if (globalThis.__malo) return;
+  const SECRET = '__MALO_SECRET__';
+  const NAME_CHARS = 80;
+  const VALUE_CHARS = 200;
+
+  // ---- refs: element <-> number, stable while the element lives ------------------------
+  const elementByRef = new Map();   // number -> WeakRef<Element>
+  const refByElement = new WeakMap();
+  let nextRef = 1;
+  const frameById = new Map();      // number -> WeakRef<HTMLIFrameElement>
+  const frameIdByElement = new WeakMap();
+  let nextFrame = 1;
+
+  function useBase(base) { if (typeof base === 'number' && base > nextRef) nextRef = base; }
+  function refFor(element) {
+    let ref = refByElement.get(element);
+    if (ref === undefined) {
+      ref = nextRef++;
+      refByElement.set(element, ref);
+      elementByRef.set(ref, new WeakRef(element));
+    }
+    return ref;
+  }
+  function elementFor(ref) {
+    const held = elementByRef.get(ref);
+    const element = held && held.deref();
+    if (!element || !element.isConnected) {
+      elementByRef.delete(ref);
+      return null;
+    }
+    return element;
+  }
+  function frameIdFor(iframe) {
+    let id = frameIdByElement.get(iframe);
+    if (id === undefined) {
+      id = nextFrame++;
+      frameIdByElement.set(iframe, id);
+      frameById.set(id, new WeakRef(iframe));
+    }
+    return id;
+  }
+  function frameFor(id) {
+    const held = frameById.get(id);
+    const iframe = held && held.deref();
+    return iframe && iframe.isConnected ? iframe : null;
+  }
+
+  class AgentError extends Error {
+    constructor(code, message, details) { super(message); this.code = code; this.details = details || {}; }
+  }
+
+  // ---- tree walking, across open shadow roots ----------------------------------------------
+  function* walk(root) {
+    const stack = [root];
+    while (stack.length) {
+      const node = stack.pop();
+      const children = node.children || [];
+      for (let index = children.length - 1; index >= 0; index--) stack.push(children[index]);
+      if (node.shadowRoot) stack.push(node.shadowRoot);
+      if (node.nodeType === 1) yield node;
+    }
+  }
+  function queryAll(selector, limit) {
+    const parts = String(selector).split('>>>').map((part) => part.trim());
+    let scopes = [document];
+    for (let level = 0; level < parts.length; level++) {
+      const found = [];
+      for (const scope of scopes) {
+        let matches;
+        try { matches = scope.querySelectorAll(parts[level]); } catch (error) {
+          throw new AgentError('E_BAD_REQUEST', 'invalid selector ' + JSON.stringify(parts[level]) + ': ' + error.message);
+        }
+        for (const match of matches) found.push(level + 1 < parts.length ? (match.shadowRoot || match) : match);
+      }
+      scopes = found;
+    }
+    if (scopes.length === 0 && parts.length === 1) {
+      // Not in the light DOM: look inside open shadow roots too.
+      for (const element of walk(document)) {
+        if (element.shadowRoot) {
+          try { scopes.push(...element.shadowRoot.querySelectorAll(parts[0])); } catch (error) { break; }
+        }
+        if (limit && scopes.length >= limit) break;
+      }
+    }
+    return limit ? scopes.slice(0, limit) : scopes;
+  }
+
+  // ---- roles, names, states ----------------------------------------------------------------
+  const TEXT_INPUTS = new Set(['', 'text', 'email', 'search', 'url', 'tel', 'password', 'number', 'date', 'datetime-local', 'month', 'week', 'time']);
+  function roleOf(element) {
+    const explicit = element.getAttribute('role');
+    if (explicit) return explicit.split(/\s+/)[0];
+    const tag = element.localName;
+    switch (tag) {
+      case 'a': return element.hasAttribute('href') ? 'link' : null;
+      case 'button': return 'button';
+      case 'select': return element.multiple || element.size > 1 ? 'listbox' : 'combobox';
+      case 'textarea': return 'textbox';
+      case 'summary': return 'button';
+      case 'details': return 'group';
+      case 'dialog': return 'dialog';
+      case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': return 'heading';
+      case 'nav': return 'navigation';
+      case 'main': return 'main';
+      case 'header': return element.closest('article,aside,main,nav,section') ? null : 'banner';
+      case 'footer': return element.closest('article,aside,main,nav,section') ? null : 'contentinfo';
+      case 'aside': return 'complementary';
+      case 'form': return 'form';
+      case 'table': return 'table';
+      case 'iframe': return 'iframe';
+      case 'img': return 'img';
+      case 'input': {
+        const type = (element.getAttribute('type') || '').toLowerCase();
+        if (type === 'hidden') return null;
+        if (type === 'checkbox') return 'checkbox';
+        if (type === 'radio') return 'radio';
+        if (type === 'range') return 'slider';
+        if (type === 'number') return 'spinbutton';
+        if (type === 'search') return 'searchbox';
+        if (['submit', 'button', 'reset', 'image'].includes(type)) return 'button';
+        if (type === 'file') return 'button';
+        if (type === 'color') return 'button';
+        return 'textbox';
+      }
+    }
+    if (element.isContentEditable && (!element.parentElement || !element.parentElement.isContentEditable)) return 'textbox';
+    return null;
+  }
+  const INTERACTIVE_ROLES = new Set(['link', 'button', 'textbox', 'searchbox', 'combobox', 'listbox', 'checkbox', 'radio', 'slider', 'spinbutton', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'treeitem', 'gridcell']);
+  function isInteractive(element, role) {
+    if (role && INTERACTIVE_ROLES.has(role)) return true;
+    if (element.localName === 'summary') return true;
+    const tabindex = element.getAttribute('tabindex');
+    if (tabindex !== null && tabindex !== '-1' && element.localName !== 'iframe' && !['dialog', 'main', 'form', 'table', 'heading'].includes(role)) return true;
+    if (element.hasAttribute('onclick')) return true;
+    return false;
+  }
+  function clean(text, limit) {
+    const collapsed = String(text || '').replace(/\s+/g, ' ').trim();
+    return collapsed.length > limit ? collapsed.slice(0, limit - 1) + '…' : collapsed;
+  }
+  function textOfIds(element, ids) {
+    const root = element.getRootNode();
+    return ids.split(/\s+/).map((id) => {
+      const target = root.getElementById ? root.getElementById(id) : document.getElementById(id);
+      return target ? target.textContent : '';
+    }).join(' ');
+  }
+  function nameOf(element, role) {
+    const labelledby = element.getAttribute('aria-labelledby');
+    if (labelledby) { const text = clean(textOfIds(element, labelledby), NAME_CHARS); if (text) return text; }
+    const label = element.getAttribute('aria-label');
+    if (label && label.trim()) return clean(label, NAME_CHARS);
+    if (element.labels && element.labels.length) {
+      const text = clean(Array.from(element.labels).map((node) => node.innerText || node.textContent).join(' '), NAME_CHARS);
+      if (text) return text;
+    }
+    const tag = element.localName;
+    if (tag === 'input') {
+      const type = (element.getAttribute('type') || '').toLowerCase();
+      if (['submit', 'button', 'reset'].includes(type)) return clean(element.value || type, NAME_CHARS);
+      if (type === 'image') return clean(element.alt || 'image', NAME_CHARS);
+    }
+    if (tag === 'img') return clean(element.alt, NAME_CHARS);
+    if (tag === 'iframe') return clean(element.title || element.name, NAME_CHARS);
+    if (['button', 'link', 'tab', 'menuitem', 'option', 'heading', 'summary', 'checkbox', 'radio', 'switch', 'treeitem', 'gridcell'].includes(role) || tag === 'summary') {
+      const text = clean(element.innerText !== undefined ? element.innerText : element.textContent, NAME_CHARS);
+      if (text) return text;
+    }
+    const fallback = element.getAttribute('placeholder') || element.getAttribute('title') || element.getAttribute('name');
+    return clean(fallback, NAME_CHARS);
+  }
+  function isSensitive(element) {
+    return element.localName === 'input' && (element.type === 'password' || /password|passwd|secret|otp|one-time-code|cc-number|cc-csc/i.test(element.autocomplete || ''));
+  }
+  function valueOf(element) {
+    if (isSensitive(element)) return '[redacted]';
+    if (element.localName === 'select') {
+      return Array.from(element.selectedOptions).map((option) => option.value).join(',');
+    }
+    if ('value' in element && typeof element.value === 'string') return clean(element.value, VALUE_CHARS);
+    if (element.isContentEditable) return clean(element.innerText, VALUE_CHARS);
+    return undefined;
+  }
+  function isDisabled(element) {
+    if (element.disabled) return true;
+    if (element.getAttribute('aria-disabled') === 'true') return true;
+    const fieldset = element.closest && element.closest('fieldset[disabled]');
+    return !!(fieldset && !fieldset.querySelector('legend')?.contains(element));
+  }
+  function isVisible(element) {
+    if (typeof element.checkVisibility === 'function') {
+      if (!element.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
+    } else {
+      const style = getComputedStyle(element);
+      if (style.visibility === 'hidden' || style.display === 'none' || style.opacity === '0') return false;
+    }
+    const rect = element.getBoundingClientRect();
+    return rect.width > 0 && rect.height > 0;
+  }
+
+  // ---- selectors -----------------------------------------------------------------------------
+  function cssEscape(text) { return CSS.escape(text); }
+  function uniqueIn(root, selector) {
+    try { return root.querySelectorAll(selector).length === 1; } catch (error) { return false; }
+  }
+  function selectorFor(element) {
+    const root = element.getRootNode();
+    const local = localSelector(element, root);
+    if (root instanceof ShadowRoot) return selectorFor(root.host) + ' >>> ' + local;
+    return local;
+  }
+  function localSelector(element, root) {
+    if (element.id && uniqueIn(root, '#' + cssEscape(element.id))) return '#' + cssEscape(element.id);
+    for (const attribute of ['data-testid', 'data-test', 'name', 'aria-label']) {
+      const value = element.getAttribute(attribute);
+      if (value) {
+        const candidate = element.localName + '[' + attribute + '="' + value.replace(/["\\]/g, '\\$&') + '"]';
+        if (uniqueIn(root, candidate)) return candidate;
+      }
+    }
+    const steps = [];
+    let current = element;
+    while (current && current.nodeType === 1) {
+      if (current !== element && current.id && uniqueIn(root, '#' + cssEscape(current.id))) {
+        steps.unshift('#' + cssEscape(current.id));
+        break;
+      }
+      let step = current.localName;
+      const parent = current.parentElement;
+      if (parent) {
+        const siblings = Array.from(parent.children).filter((child) => child.localName === current.localName);
+        if (siblings.length > 1) step += ':nth-of-type(' + (siblings.indexOf(current) + 1) + ')';
+      }
+      steps.unshift(step);
+      current = parent;
+    }
+    return steps.join(' > ');
+  }
+
+  // ---- geometry --------------------------------------------------------------------------
+  function box(element) {
+    const rect = element.getBoundingClientRect();
+    return { x: Math.round(rect.left), y: Math.round(rect.top), w: Math.round(rect.width), h: Math.round(rect.height) };
+  }
+  function inViewport(rect) {
+    return rect.x < innerWidth && rect.y < innerHeight && rect.x + rect.w > 0 && rect.y + rect.h > 0;
+  }
+  function frameContentBox(iframe) {
+    const rect = iframe.getBoundingClientRect();
+    const style = getComputedStyle(iframe);
+    const left = rect.left + iframe.clientLeft + parseFloat(style.paddingLeft || '0');
+    const top = rect.top + iframe.clientTop + parseFloat(style.paddingTop || '0');
+    return { x: left, y: top, w: iframe.clientWidth, h: iframe.clientHeight };
+  }
+  function describe(element) {
+    if (!element) return 'nothing';
+    const role = roleOf(element);
+    let text = element.localName;
+    if (element.id) text += '#' + element.id;
+    else if (element.classList.length) text += '.' + Array.from(element.classList).slice(0, 2).join('.');
+    const name = nameOf(element, role);
+    return name ? text + ' "' + name + '"' : text;
+  }
+  function deepElementFromPoint(x, y) {
+    let hit = document.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
+  }
+  function contains(element, other) {
+    for (let node = other; node; node = node.parentNode || (node instanceof ShadowRoot ? node.host : null)) {
+      if (node === element) return true;
+    }
+    return false;
+  }
+
+  // ---- describing one element --------------------------------------------------------------
+  function nodeInfo(element, role) {
+    const info = { ref: refFor(element), role: role || element.localName, name: nameOf(element, role) };
+    const tag = element.localName;
+    if (tag === 'input') info.type = (element.getAttribute('type') || 'text').toLowerCase();
+    const value = valueOf(element);
+    if (value !== undefined && !['link', 'button', 'checkbox', 'radio', 'switch'].includes(role)) info.value = value;
+    if (isSensitive(element)) info.sensitive = true;
+    if ('checked' in element && (role === 'checkbox' || role === 'radio' || role === 'switch')) info.checked = element.checked;
+    else if (element.hasAttribute('aria-checked')) info.checked = element.getAttribute('aria-checked') === 'true';
+    if (isDisabled(element)) info.disabled = true;
+    if (element.required || element.getAttribute('aria-required') === 'true') info.required = true;
+    if (element.hasAttribute('aria-expanded')) info.expanded = element.getAttribute('aria-expanded') === 'true';
+    if (element.getAttribute('aria-selected') === 'true') info.selected = true;
+    if (role === 'link') info.href = element.getAttribute('href');
+    if (element.getAttribute('placeholder') && info.name !== clean(element.getAttribute('placeholder'), NAME_CHARS)) info.placeholder = clean(element.getAttribute('placeholder'), NAME_CHARS);
+    if (tag === 'select') {
+      info.options = Array.from(element.options).slice(0, 50).map((option) => ({ value: option.value, label: clean(option.label || option.text, 60), selected: option.selected || undefined }));
+      if (element.options.length > 50) info.options_truncated = true;
+    }
+    if (document.activeElement === element) info.focused = true;
+    info.selector = selectorFor(element);
+    Object.assign(info, box(element));
+    info.in_viewport = inViewport(info);
+    return info;
+  }
+
+  // ---- snapshot --------------------------------------------------------------------------
+  function snapshot(args) {
+    useBase(args.base);
+    const maxItems = args.max_items || 500;
+    const maxChars = args.max_chars === undefined ? 4000 : args.max_chars;
+    const result = {
+      url: location.href, title: document.title,
+      viewport: { width: innerWidth, height: innerHeight, scroll_x: Math.round(scrollX), scroll_y: Math.round(scrollY),
+        document_width: document.documentElement ? document.documentElement.scrollWidth : 0,
+        document_height: document.documentElement ? document.documentElement.scrollHeight : 0 },
+      nodes: [], headings: [], landmarks: [], forms: [], tables: [], frames: [], dialogs: [], live: [],
+      element_count: 0, items_truncated: false,
+    };
+    const forms = new Map();
+    for (const element of walk(document)) {
+      result.element_count++;
+      const tag = element.localName;
+      if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'head' || tag === 'noscript') continue;
+      const role = roleOf(element);
+      if (tag === 'iframe' || tag === 'frame') {
+        if (!isVisible(element)) continue;
+        const content = frameContentBox(element);
+        result.frames.push({ frame: frameIdFor(element), name: nameOf(element, 'iframe'), src: element.getAttribute('src') || '',
+          x: Math.round(content.x), y: Math.round(content.y), w: Math.round(content.w), h: Math.round(content.h) });
+        continue;
+      }
+      if (role === 'heading') {
+        if (isVisible(element)) {
+          const level = Number(element.getAttribute('aria-level')) || Number(tag.slice(1)) || 2;
+          result.headings.push({ level, text: clean(element.innerText, NAME_CHARS) });
+        }
+        continue;
+      }
+      if (['banner', 'navigation', 'main', 'contentinfo', 'complementary', 'search', 'region'].includes(role)) {
+        if (role !== 'region' || element.hasAttribute('aria-label') || element.hasAttribute('aria-labelledby')) {
+          result.landmarks.push({ role, name: nameOf(element, role) || undefined });
+        }
+      }
+      if (role === 'dialog' || role === 'alertdialog') {
+        const open = tag === 'dialog' ? element.open : isVisible(element);
+        if (open) result.dialogs.push({ role, name: nameOf(element, role) || undefined, modal: tag === 'dialog' ? element.matches(':modal') : element.getAttribute('aria-modal') === 'true' });
+      }
+      if (role === 'alert' || role === 'status' || role === 'log' || (element.hasAttribute('aria-live') && element.getAttribute('aria-live') !== 'off')) {
+        const text = clean(element.innerText, 200);
+        if (text) result.live.push({ role: role || 'live', text });
+      }
+      if (tag === 'table' && isVisible(element)) {
+        const rows = element.rows ? element.rows.length : 0;
+        const head = element.tHead && element.tHead.rows[0] ? element.tHead.rows[0] : (element.rows && element.rows[0]);
+        const headers = head ? Array.from(head.cells).map((cell) => clean(cell.innerText, 40)) : [];
+        const columns = head ? head.cells.length : 0;
+        const firstBody = element.tBodies && element.tBodies[0] && element.tBodies[0].rows[0];
+        result.tables.push({ caption: element.caption ? clean(element.caption.innerText, NAME_CHARS) : (element.getAttribute('aria-label') || undefined),
+          rows, columns, headers, first_row: firstBody ? Array.from(firstBody.cells).map((cell) => clean(cell.innerText, 40)) : undefined });
+      }
+      if (!isInteractive(element, role)) continue;
+      if (!isVisible(element)) continue;
+      if (result.nodes.length >= maxItems) { result.items_truncated = true; continue; }
+      const info = nodeInfo(element, role);
+      if (element.form) {
+        const form = element.form;
+        if (!forms.has(form)) {
+          forms.set(form, { name: nameOf(form, 'form') || form.getAttribute('id') || undefined, action: form.getAttribute('action') || undefined,
+            method: (form.getAttribute('method') || 'get').toLowerCase(), fields: [] });
+        }
+        forms.get(form).fields.push(info.ref);
+        info.form = Array.from(forms.keys()).indexOf(form);
+      }
+      result.nodes.push(info);
+    }
+    result.forms = Array.from(forms.values());
+    const text = (document.body ? document.body.innerText : '').replace(/[ \t\u00a0]+/g, ' ').replace(/\s*\n\s*/g, '\n').trim();
+    result.text = text.slice(0, maxChars);
+    result.text_length = text.length;
+    result.text_truncated = text.length > maxChars;
+    result.next_ref = nextRef;
+    return result;
+  }
+
+  // ---- locating a target for an action ------------------------------------------------------
+  function target(args) {
+    useBase(args.base);
+    if (typeof args.ref === 'number') {
+      const element = elementFor(args.ref);
+      if (!element) throw new AgentError('E_STALE_REF', 'the element of ref e' + args.ref + ' is gone (the page changed); take a new snapshot', { ref: 'e' + args.ref });
+      return element;
+    }
+    if (typeof args.selector === 'string') {
+      const [element] = queryAll(args.selector, 1);
+      if (!element) throw new AgentError('E_NOT_FOUND', 'no element matches ' + JSON.stringify(args.selector), { selector: args.selector });
+      return element;
+    }
+    throw new AgentError('E_BAD_REQUEST', 'give a ref or a selector');
+  }
+  function scrollIntoViewIfNeeded(element) {
+    const rect = box(element);
+    const fully = rect.x >= 0 && rect.y >= 0 && rect.x + rect.w <= innerWidth && rect.y + rect.h <= innerHeight;
+    if (!fully) element.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  }
+  // Scrolls the element into view and reports where its centre is and whether a click there
+  // would reach it.
+  function locate(args) {
+    const element = target(args);
+    if (args.scroll !== false) scrollIntoViewIfNeeded(element);
+    const role = roleOf(element);
+    const rect = box(element);
+    const visible = isVisible(element);
+    const x = rect.x + rect.w / 2;
+    const y = rect.y + rect.h / 2;
+    let covered_by = null;
+    if (visible && x >= 0 && y >= 0 && x < innerWidth && y < innerHeight) {
+      const hit = deepElementFromPoint(x, y);
+      if (hit && !contains(element, hit) && !(element.labels && Array.from(element.labels).some((label) => contains(label, hit)))) covered_by = describe(hit);
+    }
+    const editable = element.isContentEditable || (['input', 'textarea'].includes(element.localName) && !element.readOnly && TEXT_INPUTS.has((element.getAttribute('type') || '').toLowerCase()))
+      || (element.localName === 'textarea' && !element.readOnly);
+    return { ref: refFor(element), role: role || element.localName, name: nameOf(element, role), tag: element.localName,
+      type: element.localName === 'input' ? (element.getAttribute('type') || 'text').toLowerCase() : undefined,
+      x, y, w: rect.w, h: rect.h, visible, disabled: isDisabled(element), editable,
+      checked: 'checked' in element && ['checkbox', 'radio', 'switch'].includes(role || '') ? element.checked : (element.hasAttribute('aria-checked') ? element.getAttribute('aria-checked') === 'true' : undefined),
+      value: valueOf(element), covered_by,
+      in_viewport: x >= 0 && y >= 0 && x < innerWidth && y < innerHeight, sensitive: isSensitive(element) || undefined,
+      next_ref: nextRef };
+  }
+  function frameBox(args) {
+    const iframe = frameFor(args.frame);
+    if (!iframe) throw new AgentError('E_STALE_REF', 'the frame is gone; take a new snapshot');
+    if (args.scroll !== false) scrollIntoViewIfNeeded(iframe);
+    const content = frameContentBox(iframe);
+    return { x: content.x, y: content.y, w: content.w, h: content.h };
+  }
+
+  // ---- small operations ---------------------------------------------------------------------
+  function focus(args) { const element = target(args); element.focus(); return { focused: document.activeElement === element || element.contains(document.activeElement) }; }
+  function selectAll(args) {
+    const element = target(args);
+    element.focus();
+    if (typeof element.select === 'function' && 'value' in element) element.select();
+    else {
+      const range = document.createRange();
+      range.selectNodeContents(element);
+      const selection = getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+    }
+    return { focused: document.activeElement === element };
+  }
+  function insertText(args) {
+    // From the isolated world, execCommand('insertText') fires a trusted input event.
+    const done = document.execCommand('insertText', false, args.text);
+    return { inserted: done };
+  }
+  function setValue(args) {
+    // Inputs that take no typed text (date pickers, colour, range): set and announce.
+    const element = target(args);
+    const prototype = Object.getPrototypeOf(element);
+    const setter = Object.getOwnPropertyDescriptor(prototype, 'value');
+    if (setter && setter.set) setter.set.call(element, args.text); else element.value = args.text;
+    element.dispatchEvent(new Event('input', { bubbles: true }));
+    element.dispatchEvent(new Event('change', { bubbles: true }));
+    return { value: valueOf(element) };
+  }
+  function select(args) {
+    const element = target(args);
+    if (element.localName !== 'select') throw new AgentError('E_BAD_REQUEST', 'select works on <select> elements; this is ' + describe(element));
+    const wanted = args.values || [];
+    const byLabel = args.by === 'label';
+    const options = Array.from(element.options);
+    const chosen = wanted.map((want) => options.find((option) => byLabel ? clean(option.label || option.text, 1000) === want : option.value === want));
+    const missing = wanted.filter((want, index) => !chosen[index]);
+    if (missing.length) throw new AgentError('E_NOT_FOUND', 'no option with ' + (byLabel ? 'label ' : 'value ') + JSON.stringify(missing[0]), { available: options.slice(0, 30).map((option) => byLabel ? option.label : option.value) });
+    if (!element.multiple && chosen.length > 1) throw new AgentError('E_BAD_REQUEST', 'this select takes one value');
+    element.focus();
+    for (const option of options) option.selected = chosen.includes(option);
+    element.dispatchEvent(new Event('input', { bubbles: true }));
+    element.dispatchEvent(new Event('change', { bubbles: true }));
+    return { selected: Array.from(element.selectedOptions).map((option) => ({ value: option.value, label: option.label })) };
+  }
+  function scrollIntoView(args) { const element = target(args); element.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' }); return box(element); }
+  function scrollBy(args) { window.scrollBy({ left: args.dx || 0, top: args.dy || 0, behavior: 'instant' }); return { scroll_x: Math.round(scrollX), scroll_y: Math.round(scrollY) }; }
+
+  function extract(args) {
+    const limit = args.max_chars;
+    const elements = queryAll(args.selector, args.all ? 200 : 1);
+    if (!elements.length) throw new AgentError('E_NOT_FOUND', 'no element matches ' + JSON.stringify(args.selector), { selector: args.selector });
+    const one = (element) => {
+      switch (args.mode) {
+        case 'html': return element.outerHTML;
+        case 'attribute': return element.getAttribute(args.attribute);
+        case 'value': return isSensitive(element) ? '[redacted]' : ('value' in element ? String(element.value) : null);
+        default: return element.innerText !== undefined ? element.innerText : element.textContent;
+      }
+    };
+    let truncated = false;
+    const cut = (text) => {
+      if (typeof text !== 'string') return text;
+      if (text.length > limit) { truncated = true; return text.slice(0, limit); }
+      return text;
+    };
+    const values = elements.map(one).map(cut);
+    return { matches: queryAll(args.selector, 0).length, value: args.all ? undefined : values[0], values: args.all ? values : undefined, truncated };
+  }
+
+  // State of a selector or text, for wait_for and assert.
+  function probe(args) {
+    const out = {};
+    if (typeof args.selector === 'string') {
+      const elements = queryAll(args.selector, 0);
+      out.count = elements.length;
+      const element = elements[0];
+      out.exists = !!element;
+      out.visible = !!element && isVisible(element);
+      if (element) {
+        out.enabled = !isDisabled(element);
+        out.text = clean(element.innerText !== undefined ? element.innerText : element.textContent, 2000);
+        const value = valueOf(element);
+        if (value !== undefined) out.value = value;
+      }
+    }
+    if (typeof args.text === 'string') {
+      const scope = out.exists && args.selector ? queryAll(args.selector, 1)[0] : document.body;
+      const haystack = scope ? (scope.innerText || '') : '';
+      out.text_found = haystack.includes(args.text);
+    }
+    out.url = location.href;
+    return out;
+  }
+
+  const operations = { snapshot, locate, frame_box: frameBox, focus, select_all: selectAll, insert_text: insertText, set_value: setValue,
+    select, scroll_into_view: scrollIntoView, scroll_by: scrollBy, extract, probe };
+
+  function handle(op, args) {
+    const operation = operations[op];
+    if (!operation) throw new AgentError('E_INTERNAL', 'unknown agent operation ' + op);
+    return operation(args || {});
+  }
+  function run(op, args) {
+    try { return { ok: true, result: handle(op, args) }; } catch (error) {
+      return { ok: false, error: { code: error.code || 'E_SCRIPT_ERROR', message: String(error.message || error), details: error.details || {} } };
+    }
+  }
+
+  // ---- relay down the frame tree ------------------------------------------------------------
+  function post(message) {
+    try { window.webkit.messageHandlers.malo.postMessage(JSON.stringify(message)); } catch (error) { /* no handler: engine gone */ }
+  }
+  function send(path, op, args, id) {
+    const [first, ...rest] = path;
+    const iframe = frameFor(first);
+    if (!iframe || !iframe.contentWindow) {
+      return { ok: false, error: { code: 'E_STALE_REF', message: 'the frame is gone; take a new snapshot', details: {} } };
+    }
+    iframe.contentWindow.postMessage({ malo: SECRET, path: rest, op, args, id }, '*');
+    return { ok: true, sent: true };
+  }
+  window.addEventListener('message', (event) => {
+    const data = event.data;
+    if (!data || typeof data !== 'object' || data.malo !== SECRET) return;
+    event.stopImmediatePropagation();
+    if (event.source !== window.parent || window.parent === window) return;
+    if (data.path && data.path.length) {
+      const forwarded = send(data.path, data.op, data.args, data.id);
+      if (!forwarded.ok) post({ id: data.id, ...forwarded });
+      return;
+    }
+    post({ id: data.id, ...run(data.op, data.args) });
+  }, true);
+
+  Object.defineProperty(globalThis, '__malo', { value: Object.freeze({ run, send }), enumerable: false });
+})();

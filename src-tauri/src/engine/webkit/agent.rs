@@ -1,0 +1,104 @@
+//! Calling the page agent (`engine/scripts/agent.js`) in any frame of a tab.
+//!
+//! The main frame is called directly in the isolated world. A child frame is reached by
+//! asking the main frame's agent to relay the operation down the frame tree; the child's
+//! agent answers through the world's private script message handler, which lands in
+//! [`Relay::deliver`] and wakes the waiting call.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+use super::tab::Tab;
+use crate::error::{Error, ErrorCode, Result};
+
+/// The agent's source, with the session's secret still to be filled in.
+pub(super) const AGENT_SOURCE: &str = include_str!("../scripts/agent.js");
+
+/// The name of the script message handler the agents post to.
+pub(super) const HANDLER: &str = "malo";
+
+/// How long a child frame may take to answer a relayed operation.
+const FRAME_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Relayed calls waiting for their frame's answer.
+#[derive(Default)]
+pub(super) struct Relay {
+    next_id: Cell<u64>,
+    waiting: RefCell<HashMap<u64, oneshot::Sender<Value>>>,
+}
+
+impl Relay {
+    /// Hands a frame's answer (a JSON text) to the call waiting for it.
+    pub(super) fn deliver(&self, message: &str) {
+        let Ok(answer) = serde_json::from_str::<Value>(message) else { return };
+        let Some(id) = answer.get("id").and_then(Value::as_u64) else { return };
+        if let Some(waiter) = self.waiting.borrow_mut().remove(&id) {
+            let _ = waiter.send(answer);
+        }
+    }
+}
+
+/// The agent source for a session: its secret filled in.
+pub(super) fn agent_source(secret: &str) -> String {
+    AGENT_SOURCE.replace("__MALO_SECRET__", secret)
+}
+
+/// Runs `op` with `args` in the frame at `frame` (empty = main frame).
+pub(super) async fn call(tab: &Tab, frame: &[u32], op: &str, args: &Value) -> Result<Value> {
+    tab.ensure_open()?;
+    let answer = if frame.is_empty() {
+        let body = format!("return __malo.run({}, {});", json!(op), args);
+        match tab.evaluate(&body).await {
+            Err(error) if error.message.contains("__malo") => {
+                // A document that began before the agent was installed: install it now.
+                tab.evaluate(&format!("{}\n{body}", tab.agent_source)).await?
+            }
+            other => other?,
+        }
+    } else {
+        relay(tab, frame, op, args).await?
+    };
+    unwrap_answer(answer)
+}
+
+async fn relay(tab: &Tab, frame: &[u32], op: &str, args: &Value) -> Result<Value> {
+    let id = tab.relay.next_id.get() + 1;
+    tab.relay.next_id.set(id);
+    let (sender, receiver) = oneshot::channel();
+    tab.relay.waiting.borrow_mut().insert(id, sender);
+    let body = format!("return __malo.send({}, {}, {}, {id});", json!(frame), json!(op), args);
+    let sent = match tab.evaluate(&body).await {
+        Ok(sent) => sent,
+        Err(error) => {
+            tab.relay.waiting.borrow_mut().remove(&id);
+            return Err(error);
+        }
+    };
+    if sent.get("ok") != Some(&Value::Bool(true)) {
+        tab.relay.waiting.borrow_mut().remove(&id);
+        return Ok(sent);
+    }
+    tokio::select! {
+        answer = receiver => answer.map_err(|_| Error::new(ErrorCode::EngineUnavailable, "the tab closed")),
+        _ = glib::timeout_future(FRAME_TIMEOUT) => {
+            tab.relay.waiting.borrow_mut().remove(&id);
+            Err(Error::new(ErrorCode::Timeout, "the frame did not answer; it may be navigating or blocked"))
+        }
+    }
+}
+
+/// `{ok:true, result}` -> result; `{ok:false, error:{code,message,details}}` -> Error.
+fn unwrap_answer(answer: Value) -> Result<Value> {
+    if answer.get("ok") == Some(&Value::Bool(true)) {
+        return Ok(answer.get("result").cloned().unwrap_or(Value::Null));
+    }
+    let error = answer.get("error").cloned().unwrap_or_default();
+    let code = error.get("code").and_then(Value::as_str).and_then(ErrorCode::from_wire).unwrap_or(ErrorCode::ScriptError);
+    let message = error.get("message").and_then(Value::as_str).unwrap_or("the page agent failed").to_string();
+    let details = error.get("details").cloned().filter(Value::is_object).unwrap_or_else(|| json!({}));
+    Err(Error::new(code, message).with_details(details))
+}

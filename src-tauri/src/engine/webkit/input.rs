@@ -1,0 +1,230 @@
+//! Trusted input: hand-built GDK events delivered to the webview widget, so the page sees
+//! `isTrusted === true` mouse, wheel and keyboard events, exactly as from a person, while
+//! the window stays offscreen and no focus moves on the desktop.
+//!
+//! This is the crate's one FFI module: gtk-rs offers no setters for the fields of a GDK
+//! event, so they are written through gdk-sys on an event we own. Every `unsafe` block
+//! writes fields of the event variant that `gdk_event_new` allocated for that type.
+#![allow(unsafe_code)]
+
+use gtk::gdk;
+use gtk::gdk::ffi as gdk_ffi;
+use gtk::glib;
+use gtk::glib::translate::{IntoGlib, ToGlibPtr, ToGlibPtrMut};
+use gtk::prelude::*;
+
+use crate::engine::{InputEvent, KeyStroke, MouseButton};
+use crate::error::{Error, ErrorCode, Result};
+
+/// Delivers `events` in order to the webview widget.
+pub(super) fn deliver(view: &webkit2gtk::WebView, events: &[InputEvent]) -> Result<()> {
+    let window = view
+        .window()
+        .ok_or_else(|| Error::new(ErrorCode::EngineUnavailable, "the webview has no window to receive input"))?;
+    let display = window.display();
+    let seat = display
+        .default_seat()
+        .ok_or_else(|| Error::new(ErrorCode::EngineUnavailable, "the display has no input seat"))?;
+    let pointer = seat.pointer();
+    let keyboard = seat.keyboard();
+    for event in events {
+        let mut built = match *event {
+            InputEvent::MouseMove { x, y, modifiers } => {
+                pointer_event(gdk::EventType::MotionNotify, &window, x, y, modifiers.into(), 0)
+            }
+            InputEvent::MouseDown { x, y, button, modifiers } => {
+                pointer_event(gdk::EventType::ButtonPress, &window, x, y, modifiers.into(), button_number(button))
+            }
+            InputEvent::MouseUp { x, y, button, modifiers } => {
+                let state = gdk::ModifierType::from(modifiers) | button_mask(button);
+                pointer_event(gdk::EventType::ButtonRelease, &window, x, y, state, button_number(button))
+            }
+            InputEvent::Wheel { x, y, dx, dy } => scroll_event(&window, x, y, dx, dy),
+            InputEvent::KeyDown(stroke) => key_event(gdk::EventType::KeyPress, &window, &display, stroke),
+            InputEvent::KeyUp(stroke) => key_event(gdk::EventType::KeyRelease, &window, &display, stroke),
+        };
+        let device = if matches!(event, InputEvent::KeyDown(_) | InputEvent::KeyUp(_)) { keyboard.as_ref() } else { pointer.as_ref() };
+        built.set_device(device);
+        built.set_screen(Some(&display.default_screen()));
+        view.event(&built);
+    }
+    Ok(())
+}
+
+fn now() -> u32 {
+    (glib::monotonic_time() / 1000) as u32
+}
+
+fn button_number(button: MouseButton) -> u32 {
+    match button {
+        MouseButton::Left => 1,
+        MouseButton::Middle => 2,
+        MouseButton::Right => 3,
+    }
+}
+
+fn button_mask(button: MouseButton) -> gdk::ModifierType {
+    match button {
+        MouseButton::Left => gdk::ModifierType::BUTTON1_MASK,
+        MouseButton::Middle => gdk::ModifierType::BUTTON2_MASK,
+        MouseButton::Right => gdk::ModifierType::BUTTON3_MASK,
+    }
+}
+
+fn pointer_event(kind: gdk::EventType, window: &gdk::Window, x: f64, y: f64, state: gdk::ModifierType, button: u32) -> gdk::Event {
+    let mut event = gdk::Event::new(kind);
+    let raw: *mut gdk_ffi::GdkEvent = event.to_glib_none_mut().0;
+    let window_ptr: *mut gdk_ffi::GdkWindow = window.to_glib_full();
+    // SAFETY: `event` was allocated by gdk_event_new for `kind`, so the union holds the
+    // motion or button variant written below; the window reference is owned by the event
+    // and released by gdk_event_free.
+    unsafe {
+        if kind == gdk::EventType::MotionNotify {
+            let motion = &mut (*raw).motion;
+            motion.window = window_ptr;
+            motion.send_event = 0;
+            motion.time = now();
+            motion.x = x;
+            motion.y = y;
+            motion.x_root = x;
+            motion.y_root = y;
+            motion.state = state.into_glib();
+            motion.is_hint = 0;
+        } else {
+            let press = &mut (*raw).button;
+            press.window = window_ptr;
+            press.send_event = 0;
+            press.time = now();
+            press.x = x;
+            press.y = y;
+            press.x_root = x;
+            press.y_root = y;
+            press.state = state.into_glib();
+            press.button = button;
+        }
+    }
+    event
+}
+
+fn scroll_event(window: &gdk::Window, x: f64, y: f64, dx: f64, dy: f64) -> gdk::Event {
+    let mut event = gdk::Event::new(gdk::EventType::Scroll);
+    let raw: *mut gdk_ffi::GdkEvent = event.to_glib_none_mut().0;
+    let window_ptr: *mut gdk_ffi::GdkWindow = window.to_glib_full();
+    // SAFETY: as in `pointer_event`, for the scroll variant. Deltas are in scroll steps
+    // of the smooth-scrolling direction; WebKit turns one step into about 40 CSS px.
+    unsafe {
+        let scroll = &mut (*raw).scroll;
+        scroll.window = window_ptr;
+        scroll.send_event = 0;
+        scroll.time = now();
+        scroll.x = x;
+        scroll.y = y;
+        scroll.x_root = x;
+        scroll.y_root = y;
+        scroll.direction = gdk_ffi::GDK_SCROLL_SMOOTH;
+        scroll.delta_x = dx / PIXELS_PER_SCROLL_STEP;
+        scroll.delta_y = dy / PIXELS_PER_SCROLL_STEP;
+        scroll.is_stop = 0;
+    }
+    event
+}
+
+/// CSS pixels WebKitGTK scrolls for one smooth-scroll step.
+const PIXELS_PER_SCROLL_STEP: f64 = 40.0;
+
+fn key_event(kind: gdk::EventType, window: &gdk::Window, display: &gdk::Display, stroke: KeyStroke) -> gdk::Event {
+    let mut event = gdk::Event::new(kind);
+    let keycode = gdk::Keymap::for_display(display)
+        .and_then(|keymap| keymap.entries_for_keyval(stroke.keyval).first().map(|key| key.keycode() as u16))
+        .unwrap_or(0);
+    let key = gdk::keys::Key::from(stroke.keyval);
+    let text = key
+        .to_unicode()
+        .filter(|character| !character.is_control() && !stroke.modifiers.control && !stroke.modifiers.alt)
+        .map(String::from)
+        .unwrap_or_default();
+    let state: gdk::ModifierType = stroke.modifiers.into();
+    use gdk::keys::constants as keys;
+    let is_modifier = [keys::Shift_L, keys::Control_L, keys::Alt_L, keys::Meta_L].contains(&key);
+    let raw: *mut gdk_ffi::GdkEvent = event.to_glib_none_mut().0;
+    let window_ptr: *mut gdk_ffi::GdkWindow = window.to_glib_full();
+    let string: *mut std::os::raw::c_char = text.as_str().to_glib_full();
+    // SAFETY: the union holds the key variant for KeyPress/KeyRelease; the window reference
+    // and the g_strdup'ed string are owned by the event and freed by gdk_event_free.
+    unsafe {
+        let key = &mut (*raw).key;
+        key.window = window_ptr;
+        key.send_event = 0;
+        key.time = now();
+        key.state = state.into_glib();
+        key.keyval = stroke.keyval;
+        key.length = text.len() as i32;
+        key.string = string;
+        key.hardware_keycode = keycode;
+        key.group = 0;
+        key.is_modifier = is_modifier as u32;
+    }
+    event
+}
+
+impl From<crate::engine::Modifiers> for gdk::ModifierType {
+    fn from(modifiers: crate::engine::Modifiers) -> Self {
+        let mut state = gdk::ModifierType::empty();
+        if modifiers.shift {
+            state |= gdk::ModifierType::SHIFT_MASK;
+        }
+        if modifiers.control {
+            state |= gdk::ModifierType::CONTROL_MASK;
+        }
+        if modifiers.alt {
+            state |= gdk::ModifierType::MOD1_MASK;
+        }
+        if modifiers.meta {
+            state |= gdk::ModifierType::META_MASK | gdk::ModifierType::SUPER_MASK;
+        }
+        state
+    }
+}
+
+/// The GDK keyval of a DOM key name (`Enter`, `ArrowLeft`, `a`, `F5`, ...).
+pub(super) fn keyval(key: &str) -> Option<u32> {
+    let name = match key {
+        "Enter" => "Return",
+        "Tab" => "Tab",
+        "Escape" | "Esc" => "Escape",
+        "Backspace" => "BackSpace",
+        "Delete" => "Delete",
+        "Insert" => "Insert",
+        "ArrowLeft" => "Left",
+        "ArrowRight" => "Right",
+        "ArrowUp" => "Up",
+        "ArrowDown" => "Down",
+        "Home" => "Home",
+        "End" => "End",
+        "PageUp" => "Page_Up",
+        "PageDown" => "Page_Down",
+        "Space" | " " => "space",
+        "Shift" => "Shift_L",
+        "Control" => "Control_L",
+        "Alt" => "Alt_L",
+        "Meta" => "Meta_L",
+        _ => "",
+    };
+    if !name.is_empty() {
+        return named(name);
+    }
+    let mut characters = key.chars();
+    if let (Some(character), None) = (characters.next(), characters.next()) {
+        let keyval = *gdk::keys::Key::from_unicode(character);
+        return (keyval != 0 && keyval != 0x00ff_ffff).then_some(keyval);
+    }
+    if key.len() <= 3 && key.starts_with('F') && key[1..].parse::<u8>().is_ok_and(|number| (1..=24).contains(&number)) {
+        return named(key);
+    }
+    None
+}
+
+fn named(name: &str) -> Option<u32> {
+    let keyval = *gdk::keys::Key::from_name(name);
+    (keyval != 0 && keyval != 0x00ff_ffff).then_some(keyval)
+}

@@ -1,0 +1,664 @@
+//! The agent's hands: click, fill, press, hover, select, check, uncheck, focus, scroll,
+//! scroll_into_view, drag, wait_for, sleep. Pointer and keyboard input are trusted
+//! events; targets are scrolled into view and must be visible, enabled and uncovered.
+//! Each answers what it did and what followed (navigation, dialogs, blocked popups).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::page::{self, agent, check_actionable, locate, ElementTarget};
+use super::{millis, Tool, ToolContext};
+use crate::engine::{InputEvent, KeyStroke, Modifiers, MouseButton};
+use crate::error::{Error, ErrorCode, Result};
+
+/// A modifier key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub(crate) enum Modifier {
+    /// Shift.
+    Shift,
+    /// Control.
+    #[serde(alias = "Ctrl")]
+    Control,
+    /// Alt / Option.
+    #[serde(alias = "Option")]
+    Alt,
+    /// Meta / Command / Super.
+    #[serde(alias = "Cmd", alias = "Command", alias = "Super")]
+    Meta,
+}
+
+fn modifiers_of(list: &[Modifier]) -> Modifiers {
+    Modifiers {
+        shift: list.contains(&Modifier::Shift),
+        control: list.contains(&Modifier::Control),
+        alt: list.contains(&Modifier::Alt),
+        meta: list.contains(&Modifier::Meta),
+    }
+}
+
+/// Runs an action under the session's tool lock, adding a failure screenshot to errors.
+async fn act<F, Fut>(context: ToolContext, name: &'static str, action: F) -> Result<Value>
+where
+    F: FnOnce(ToolContext) -> Fut,
+    Fut: std::future::Future<Output = Result<Value>>,
+{
+    let session = context.session.clone();
+    let _guard = session.tool_lock.lock().await;
+    match action(context.clone()).await {
+        Ok(value) => Ok(value),
+        Err(error) => Err(page::with_failure_screenshot(&context, name, error).await),
+    }
+}
+
+fn target(element_ref: &Option<String>, selector: &Option<String>) -> ElementTarget {
+    ElementTarget { element_ref: element_ref.clone(), selector: selector.clone() }
+}
+
+// ---- click -----------------------------------------------------------------------------
+
+/// Input of `click`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ClickInput {
+    /// The element: a ref from snapshot (e.g. e12).
+    #[serde(default, rename = "ref")]
+    element_ref: Option<String>,
+    /// The element: a CSS selector (` >>> ` pierces open shadow roots).
+    #[serde(default)]
+    selector: Option<String>,
+    /// Or a point in the viewport (CSS px), with `y`.
+    #[serde(default)]
+    x: Option<f64>,
+    /// Or a point in the viewport (CSS px), with `x`.
+    #[serde(default)]
+    y: Option<f64>,
+    /// `left` (default), `middle` or `right`.
+    #[serde(default)]
+    button: MouseButton,
+    /// 1 (default), 2 for a double click, 3 for a triple click.
+    #[serde(default)]
+    click_count: Option<u8>,
+    /// Modifier keys held during the click.
+    #[serde(default)]
+    modifiers: Vec<Modifier>,
+    /// Upper bound in ms for waiting for what the click caused (default 1500).
+    #[serde(default)]
+    settle_ms: Option<u64>,
+}
+
+async fn click(context: ToolContext, input: ClickInput) -> Result<Value> {
+    let count = input.click_count.unwrap_or(1);
+    if !(1..=3).contains(&count) {
+        return Err(Error::bad_request("click_count must be 1, 2 or 3"));
+    }
+    let settle = page::settle_budget(input.settle_ms)?;
+    let element = target(&input.element_ref, &input.selector);
+    let (x, y, described) = point_or_element(&context, &element, input.x, input.y, true).await?;
+    let modifiers = modifiers_of(&input.modifiers);
+    let mut events = vec![InputEvent::MouseMove { x, y, modifiers }];
+    for _ in 0..count {
+        events.push(InputEvent::MouseDown { x, y, button: input.button, modifiers });
+        events.push(InputEvent::MouseUp { x, y, button: input.button, modifiers });
+    }
+    let event_mark = page::event_mark(&context);
+    let load_mark = context.session.engine.input(&context.session.id, events).await?;
+    page::finish(&context, "click", described, load_mark, event_mark, settle).await
+}
+
+/// The point to act at: given coordinates, or the centre of an actionable element.
+async fn point_or_element(
+    context: &ToolContext,
+    element: &ElementTarget,
+    x: Option<f64>,
+    y: Option<f64>,
+    need_enabled: bool,
+) -> Result<(f64, f64, Value)> {
+    match (x, y, element.is_given()) {
+        (Some(x), Some(y), false) => {
+            let width = context.session.width as f64;
+            let height = context.session.height as f64;
+            if !(0.0..width).contains(&x) || !(0.0..height).contains(&y) {
+                return Err(Error::bad_request(format!("the point ({x}, {y}) is outside the {width}x{height} viewport")));
+            }
+            Ok((x, y, json!({ "x": x, "y": y })))
+        }
+        (None, None, true) => {
+            let located = locate(context, element, true).await?;
+            check_actionable(&located, need_enabled)?;
+            Ok((located.x, located.y, located.summary()))
+        }
+        _ => Err(Error::bad_request("give either a ref, a selector, or both x and y")),
+    }
+}
+
+// ---- hover -------------------------------------------------------------------------------
+
+/// Input of `hover`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HoverInput {
+    /// The element: a ref from snapshot (e.g. e12).
+    #[serde(default, rename = "ref")]
+    element_ref: Option<String>,
+    /// The element: a CSS selector (` >>> ` pierces open shadow roots).
+    #[serde(default)]
+    selector: Option<String>,
+    /// Or a point in the viewport (CSS px), with `y`.
+    #[serde(default)]
+    x: Option<f64>,
+    /// Or a point in the viewport (CSS px), with `x`.
+    #[serde(default)]
+    y: Option<f64>,
+    /// Upper bound in ms for waiting for what the hover caused (default 1500).
+    #[serde(default)]
+    settle_ms: Option<u64>,
+}
+
+async fn hover(context: ToolContext, input: HoverInput) -> Result<Value> {
+    let settle = page::settle_budget(input.settle_ms)?;
+    let element = target(&input.element_ref, &input.selector);
+    let (x, y, described) = point_or_element(&context, &element, input.x, input.y, false).await?;
+    let event_mark = page::event_mark(&context);
+    let load_mark = context
+        .session
+        .engine
+        .input(&context.session.id, vec![InputEvent::MouseMove { x, y, modifiers: Modifiers::default() }])
+        .await?;
+    page::finish(&context, "hover", described, load_mark, event_mark, settle).await
+}
+
+// ---- fill --------------------------------------------------------------------------------
+
+/// Input of `fill`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FillInput {
+    /// The element: a ref from snapshot (e.g. e12).
+    #[serde(default, rename = "ref")]
+    element_ref: Option<String>,
+    /// The element: a CSS selector (` >>> ` pierces open shadow roots).
+    #[serde(default)]
+    selector: Option<String>,
+    /// The text to enter.
+    text: String,
+    /// Replace what is there (default true); false appends.
+    #[serde(default)]
+    clear: Option<bool>,
+    /// Upper bound in ms for waiting for what the input caused (default 1500).
+    #[serde(default)]
+    settle_ms: Option<u64>,
+}
+
+/// Input types that take a value but no typing.
+const SET_VALUE_TYPES: [&str; 8] = ["date", "time", "datetime-local", "month", "week", "color", "range", "file"];
+
+async fn fill(context: ToolContext, input: FillInput) -> Result<Value> {
+    let settle = page::settle_budget(input.settle_ms)?;
+    let element = target(&input.element_ref, &input.selector);
+    let located = locate(&context, &element, true).await?;
+    check_actionable(&located, true)?;
+    let kind = located.info["type"].as_str().unwrap_or("");
+    let event_mark = page::event_mark(&context);
+    let load_mark = context.session.engine.input(&context.session.id, Vec::new()).await?;
+    if located.info["editable"] != Value::Bool(true) {
+        if kind == "file" {
+            return Err(Error::new(ErrorCode::Unsupported, "file inputs take files, not text (uploads come with the upload tool)"));
+        }
+        if !SET_VALUE_TYPES.contains(&kind) {
+            return Err(Error::bad_request(format!(
+                "{} ({}) does not take typed text; use click, select or check",
+                located.summary()["ref"].as_str().unwrap_or("the element"),
+                located.info["role"].as_str().unwrap_or("element")
+            )));
+        }
+        agent(&context, &located.frame, "set_value", json!({ "ref": located.info["ref"], "text": input.text })).await?;
+    } else {
+        let op = if input.clear.unwrap_or(true) { "select_all" } else { "focus" };
+        agent(&context, &located.frame, op, located.address()).await?;
+        agent(&context, &located.frame, "insert_text", json!({ "text": input.text })).await?;
+    }
+    let mut result = page::finish(&context, "fill", located.summary(), load_mark, event_mark, settle).await?;
+    // What the field holds now (passwords stay "[redacted]").
+    if let Ok(after) = agent(&context, &located.frame, "locate", json!({ "ref": located.info["ref"], "scroll": false })).await {
+        result["value"] = after["value"].clone();
+    }
+    Ok(result)
+}
+
+// ---- press -------------------------------------------------------------------------------
+
+/// Input of `press`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PressInput {
+    /// A key (`Enter`, `Tab`, `Escape`, `ArrowDown`, `a`, `F5`, ...) or a combination
+    /// written `Control+A`.
+    key: String,
+    /// Modifier keys held (also writable in `key`). Meta+A/C/V/X/Z run the editing command
+    /// (select all, copy, paste, cut, undo; Meta+Shift+Z redo); other Meta combinations are
+    /// not supported.
+    #[serde(default)]
+    modifiers: Vec<Modifier>,
+    /// The element: a ref from snapshot (e.g. e12).
+    #[serde(default, rename = "ref")]
+    element_ref: Option<String>,
+    /// The element: a CSS selector (` >>> ` pierces open shadow roots).
+    #[serde(default)]
+    selector: Option<String>,
+    /// Upper bound in ms for waiting for what the key caused (default 1500).
+    #[serde(default)]
+    settle_ms: Option<u64>,
+}
+
+async fn press(context: ToolContext, input: PressInput) -> Result<Value> {
+    let settle = page::settle_budget(input.settle_ms)?;
+    let mut held = input.modifiers.clone();
+    let mut parts: Vec<&str> = input.key.split('+').collect();
+    // "+" itself, or a combination ending in "+".
+    let key = if input.key.ends_with('+') && input.key.len() > 1 {
+        parts.retain(|part| !part.is_empty());
+        "+".to_string()
+    } else {
+        parts.pop().unwrap_or("").to_string()
+    };
+    for part in parts {
+        let modifier = match part.trim().to_ascii_lowercase().as_str() {
+            "shift" => Modifier::Shift,
+            "control" | "ctrl" => Modifier::Control,
+            "alt" | "option" => Modifier::Alt,
+            "meta" | "cmd" | "command" | "super" => Modifier::Meta,
+            other => return Err(Error::bad_request(format!("unknown modifier {other:?} in {:?}", input.key))),
+        };
+        held.push(modifier);
+    }
+    let modifiers = modifiers_of(&held);
+    let element = target(&input.element_ref, &input.selector);
+    let mut described = Value::Null;
+    if element.is_given() {
+        let located = locate(&context, &element, true).await?;
+        check_actionable(&located, true)?;
+        agent(&context, &located.frame, "focus", located.address()).await?;
+        described = located.summary();
+    }
+    let event_mark = page::event_mark(&context);
+    let session = &context.session;
+    let load_mark = if modifiers.meta {
+        let command = match (key.to_ascii_lowercase().as_str(), modifiers.shift) {
+            ("a", false) => "SelectAll",
+            ("c", false) => "Copy",
+            ("v", false) => "Paste",
+            ("x", false) => "Cut",
+            ("z", false) => "Undo",
+            ("z", true) => "Redo",
+            _ => {
+                return Err(Error::new(
+                    ErrorCode::Unsupported,
+                    format!("Meta+{key} is not supported; Meta works with A, C, V, X and Z (editing commands)"),
+                ))
+            }
+        };
+        session.engine.editing(&session.id, command, None).await?
+    } else {
+        let keyval = crate::engine::keyval(&key)
+            .ok_or_else(|| Error::bad_request(format!("unknown key {key:?}; use names like Enter, Tab, ArrowDown, a, F5")))?;
+        let mut events = Vec::new();
+        let modifier_keys = modifier_keyvals(modifiers);
+        let mut down = Modifiers::default();
+        for (keyval, flag) in &modifier_keys {
+            events.push(InputEvent::KeyDown(KeyStroke { keyval: *keyval, modifiers: down }));
+            flag(&mut down);
+        }
+        events.push(InputEvent::KeyDown(KeyStroke { keyval, modifiers }));
+        events.push(InputEvent::KeyUp(KeyStroke { keyval, modifiers }));
+        for (keyval, _) in modifier_keys.iter().rev() {
+            events.push(InputEvent::KeyUp(KeyStroke { keyval: *keyval, modifiers }));
+        }
+        session.engine.input(&session.id, events).await?
+    };
+    let mut result = page::finish(&context, "press", described, load_mark, event_mark, settle).await?;
+    result["key"] = json!(input.key);
+    Ok(result)
+}
+
+type SetFlag = fn(&mut Modifiers);
+
+/// The modifier keys to hold, with how each one changes the state.
+fn modifier_keyvals(modifiers: Modifiers) -> Vec<(u32, SetFlag)> {
+    let mut keys: Vec<(u32, SetFlag)> = Vec::new();
+    let named = |name: &str| crate::engine::keyval(name).unwrap_or(0);
+    if modifiers.control {
+        keys.push((named("Control"), |state| state.control = true));
+    }
+    if modifiers.alt {
+        keys.push((named("Alt"), |state| state.alt = true));
+    }
+    if modifiers.shift {
+        keys.push((named("Shift"), |state| state.shift = true));
+    }
+    keys
+}
+
+// ---- select, check, uncheck, focus ------------------------------------------------------
+
+/// Input of `select`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SelectInput {
+    /// The element: a ref from snapshot (e.g. e12).
+    #[serde(default, rename = "ref")]
+    element_ref: Option<String>,
+    /// The element: a CSS selector (` >>> ` pierces open shadow roots).
+    #[serde(default)]
+    selector: Option<String>,
+    /// The option value(s) to select.
+    #[serde(default)]
+    value: Option<OneOrMany>,
+    /// Or the option label(s) to select.
+    #[serde(default)]
+    label: Option<OneOrMany>,
+    /// Upper bound in ms for waiting for what the change caused (default 1500).
+    #[serde(default)]
+    settle_ms: Option<u64>,
+}
+
+/// One string or a list of strings.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum OneOrMany {
+    /// One.
+    One(String),
+    /// Several (multiple selects).
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(one) => vec![one],
+            OneOrMany::Many(many) => many,
+        }
+    }
+}
+
+async fn select(context: ToolContext, input: SelectInput) -> Result<Value> {
+    let settle = page::settle_budget(input.settle_ms)?;
+    let (values, by) = match (input.value, input.label) {
+        (Some(value), None) => (value.into_vec(), "value"),
+        (None, Some(label)) => (label.into_vec(), "label"),
+        _ => return Err(Error::bad_request("give either value or label")),
+    };
+    let located = locate(&context, &target(&input.element_ref, &input.selector), true).await?;
+    check_actionable(&located, true)?;
+    let event_mark = page::event_mark(&context);
+    let load_mark = context.session.engine.input(&context.session.id, Vec::new()).await?;
+    let selected = agent(&context, &located.frame, "select", json!({ "ref": located.info["ref"], "values": values, "by": by })).await?;
+    let mut result = page::finish(&context, "select", located.summary(), load_mark, event_mark, settle).await?;
+    result["selected"] = selected["selected"].clone();
+    Ok(result)
+}
+
+/// Input of `check` and `uncheck`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CheckInput {
+    /// The element: a ref from snapshot (e.g. e12).
+    #[serde(default, rename = "ref")]
+    element_ref: Option<String>,
+    /// The element: a CSS selector (` >>> ` pierces open shadow roots).
+    #[serde(default)]
+    selector: Option<String>,
+    /// Upper bound in ms for waiting for what the click caused (default 1500).
+    #[serde(default)]
+    settle_ms: Option<u64>,
+}
+
+async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> Result<Value> {
+    let name = if wanted { "check" } else { "uncheck" };
+    let settle = page::settle_budget(input.settle_ms)?;
+    let located = locate(&context, &target(&input.element_ref, &input.selector), true).await?;
+    let Some(checked) = located.info["checked"].as_bool() else {
+        return Err(Error::bad_request(format!("{name} works on checkboxes, radios and switches")));
+    };
+    if checked == wanted {
+        return Ok(json!({ "action": name, "ok": true, "target": located.summary(), "changed": false, "checked": checked }));
+    }
+    check_actionable(&located, true)?;
+    let (x, y) = (located.x, located.y);
+    let modifiers = Modifiers::default();
+    let events = vec![
+        InputEvent::MouseMove { x, y, modifiers },
+        InputEvent::MouseDown { x, y, button: MouseButton::Left, modifiers },
+        InputEvent::MouseUp { x, y, button: MouseButton::Left, modifiers },
+    ];
+    let event_mark = page::event_mark(&context);
+    let load_mark = context.session.engine.input(&context.session.id, events).await?;
+    let mut result = page::finish(&context, name, located.summary(), load_mark, event_mark, settle).await?;
+    let after = agent(&context, &located.frame, "locate", json!({ "ref": located.info["ref"], "scroll": false })).await?;
+    let now = after["checked"].as_bool().unwrap_or(checked);
+    if now != wanted {
+        return Err(Error::new(ErrorCode::ScriptError, format!("the click did not {name} the element (the page kept it as it was)")));
+    }
+    result["changed"] = json!(true);
+    result["checked"] = json!(now);
+    Ok(result)
+}
+
+/// Input of `focus` and `scroll_into_view`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ElementInput {
+    /// The element: a ref from snapshot (e.g. e12).
+    #[serde(default, rename = "ref")]
+    element_ref: Option<String>,
+    /// The element: a CSS selector (` >>> ` pierces open shadow roots).
+    #[serde(default)]
+    selector: Option<String>,
+}
+
+async fn focus(context: ToolContext, input: ElementInput) -> Result<Value> {
+    let located = locate(&context, &target(&input.element_ref, &input.selector), true).await?;
+    let focused = agent(&context, &located.frame, "focus", located.address()).await?;
+    Ok(json!({ "action": "focus", "ok": true, "target": located.summary(), "focused": focused["focused"] }))
+}
+
+async fn scroll_into_view(context: ToolContext, input: ElementInput) -> Result<Value> {
+    let located = locate(&context, &target(&input.element_ref, &input.selector), true).await?;
+    Ok(json!({ "action": "scroll_into_view", "ok": true, "target": located.summary(),
+        "box": { "x": located.x - located.info["w"].as_f64().unwrap_or(0.0) / 2.0, "y": located.y - located.info["h"].as_f64().unwrap_or(0.0) / 2.0,
+                 "w": located.info["w"], "h": located.info["h"] },
+        "in_viewport": located.info["in_viewport"] }))
+}
+
+// ---- scroll, drag ----------------------------------------------------------------------------
+
+/// Input of `scroll`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ScrollInput {
+    /// Pixels to the right (negative: left).
+    #[serde(default)]
+    dx: f64,
+    /// Pixels down (negative: up).
+    #[serde(default)]
+    dy: f64,
+}
+
+async fn scroll(context: ToolContext, input: ScrollInput) -> Result<Value> {
+    let position = agent(&context, &[], "scroll_by", json!({ "dx": input.dx, "dy": input.dy })).await?;
+    Ok(json!({ "action": "scroll", "ok": true, "scroll_x": position["scroll_x"], "scroll_y": position["scroll_y"] }))
+}
+
+/// One end of a drag.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DragEnd {
+    /// The element: a ref from snapshot (e.g. e12).
+    #[serde(default, rename = "ref")]
+    element_ref: Option<String>,
+    /// The element: a CSS selector (` >>> ` pierces open shadow roots).
+    #[serde(default)]
+    selector: Option<String>,
+    /// Or a point (CSS px), with `y`.
+    #[serde(default)]
+    x: Option<f64>,
+    /// Or a point (CSS px), with `x`.
+    #[serde(default)]
+    y: Option<f64>,
+}
+
+/// Input of `drag`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DragInput {
+    /// Where the button goes down.
+    from: DragEnd,
+    /// Where it comes up.
+    to: DragEnd,
+    /// Upper bound in ms for waiting for what the drag caused (default 1500).
+    #[serde(default)]
+    settle_ms: Option<u64>,
+}
+
+async fn drag(context: ToolContext, input: DragInput) -> Result<Value> {
+    let settle = page::settle_budget(input.settle_ms)?;
+    let from_target = target(&input.from.element_ref, &input.from.selector);
+    let (from_x, from_y, from) = point_or_element(&context, &from_target, input.from.x, input.from.y, true).await?;
+    let to_target = target(&input.to.element_ref, &input.to.selector);
+    let (to_x, to_y, to) = point_or_element(&context, &to_target, input.to.x, input.to.y, false).await?;
+    let modifiers = Modifiers::default();
+    let mut events = vec![
+        InputEvent::MouseMove { x: from_x, y: from_y, modifiers },
+        InputEvent::MouseDown { x: from_x, y: from_y, button: MouseButton::Left, modifiers },
+    ];
+    const STEPS: u32 = 8;
+    for step in 1..=STEPS {
+        let fraction = step as f64 / STEPS as f64;
+        let (x, y) = (from_x + (to_x - from_x) * fraction, from_y + (to_y - from_y) * fraction);
+        events.push(InputEvent::MouseMove { x, y, modifiers });
+    }
+    events.push(InputEvent::MouseUp { x: to_x, y: to_y, button: MouseButton::Left, modifiers });
+    let event_mark = page::event_mark(&context);
+    let load_mark = context.session.engine.input(&context.session.id, events).await?;
+    page::finish(&context, "drag", json!({ "from": from, "to": to }), load_mark, event_mark, settle).await
+}
+
+// ---- wait_for, sleep ---------------------------------------------------------------------------
+
+/// What `wait_for` waits for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum WaitState {
+    /// Present and visible (default).
+    #[default]
+    Visible,
+    /// Absent or not visible.
+    Hidden,
+    /// Present in the DOM.
+    Attached,
+    /// Absent from the DOM.
+    Detached,
+}
+
+/// Input of `wait_for`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WaitForInput {
+    /// A CSS selector to wait for.
+    #[serde(default)]
+    selector: Option<String>,
+    /// Or text to wait for in the page (inside `selector` when both are given).
+    #[serde(default)]
+    text: Option<String>,
+    /// `visible` (default), `hidden`, `attached` or `detached`.
+    #[serde(default)]
+    state: WaitState,
+    /// How long to wait in ms (default 5000, max 120000).
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+}
+
+async fn wait_for(context: ToolContext, input: WaitForInput) -> Result<Value> {
+    if input.selector.is_none() && input.text.is_none() {
+        return Err(Error::bad_request("give a selector or a text"));
+    }
+    let timeout = millis(input.timeout_ms, 5000, 120_000, "timeout_ms")?;
+    let begun = std::time::Instant::now();
+    let args = json!({ "selector": input.selector, "text": input.text });
+    let state = input.state;
+    let found = page::poll(timeout, || {
+        let context = context.clone();
+        let args = args.clone();
+        async move {
+            let probe = match agent(&context, &[], "probe", args).await {
+                Ok(probe) => probe,
+                // The page may be between documents: try again.
+                Err(error) if matches!(error.code, ErrorCode::ScriptError | ErrorCode::EngineUnavailable) => return Ok(None),
+                Err(error) => return Err(error),
+            };
+            let text_ok = probe.get("text_found").is_none_or(|found| found == &Value::Bool(true));
+            let present = probe.get("exists").is_none_or(|exists| exists == &Value::Bool(true));
+            let visible = probe.get("visible").is_none_or(|visible| visible == &Value::Bool(true));
+            let done = match state {
+                WaitState::Visible => present && visible && text_ok,
+                WaitState::Attached => present && text_ok,
+                WaitState::Hidden => !(present && visible && text_ok),
+                WaitState::Detached => !(present && text_ok),
+            };
+            Ok(done.then_some(probe))
+        }
+    })
+    .await?;
+    match found {
+        Some(_) => Ok(json!({ "action": "wait_for", "ok": true, "waited_ms": begun.elapsed().as_millis() as u64 })),
+        None => Err(Error::new(
+            ErrorCode::Timeout,
+            format!("waited {} ms and the condition did not hold", timeout.as_millis()),
+        )
+        .with_details(json!({ "selector": args["selector"], "text": args["text"], "state": format!("{state:?}").to_lowercase() }))),
+    }
+}
+
+/// Input of `sleep`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SleepInput {
+    /// Milliseconds to wait (max 60000).
+    ms: u64,
+}
+
+async fn sleep(_context: ToolContext, input: SleepInput) -> Result<Value> {
+    let duration = millis(Some(input.ms), 0, 60_000, "ms")?;
+    tokio::time::sleep(duration).await;
+    Ok(json!({ "action": "sleep", "ok": true, "slept_ms": input.ms }))
+}
+
+pub(super) fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new("click", "Click an element (ref or selector) or a point with trusted mouse events, after scrolling it into view and checking it is visible, enabled and not covered. Reports navigation, dialogs and blocked popups it caused.",
+            |context, input: ClickInput| act(context, "click", move |context| click(context, input))),
+        Tool::new("fill", "Type text into an input, textarea or editable element (replacing its content unless clear=false), with trusted input events.",
+            |context, input: FillInput| act(context, "fill", move |context| fill(context, input))),
+        Tool::new("press", "Press a key or combination (Enter, Tab, Escape, ArrowDown, Control+A, ...) on the focused element, or on the given element after focusing it.",
+            |context, input: PressInput| act(context, "press", move |context| press(context, input))),
+        Tool::new("hover", "Move the mouse over an element (ref or selector) or a point.",
+            |context, input: HoverInput| act(context, "hover", move |context| hover(context, input))),
+        Tool::new("select", "Choose option(s) of a <select> by value or label.",
+            |context, input: SelectInput| act(context, "select", move |context| select(context, input))),
+        Tool::new("check", "Check a checkbox, radio or switch (a click, only if it is not checked yet).",
+            |context, input: CheckInput| act(context, "check", move |context| set_checked(context, input, true))),
+        Tool::new("uncheck", "Uncheck a checkbox or switch (a click, only if it is checked).",
+            |context, input: CheckInput| act(context, "uncheck", move |context| set_checked(context, input, false))),
+        Tool::new("focus", "Give an element keyboard focus.",
+            |context, input: ElementInput| act(context, "focus", move |context| focus(context, input))),
+        Tool::new("scroll", "Scroll the page by dx, dy pixels.",
+            |context, input: ScrollInput| act(context, "scroll", move |context| scroll(context, input))),
+        Tool::new("scroll_into_view", "Scroll until an element is in the middle of the viewport.",
+            |context, input: ElementInput| act(context, "scroll_into_view", move |context| scroll_into_view(context, input))),
+        Tool::new("drag", "Press the mouse at `from`, move to `to` in steps, release.",
+            |context, input: DragInput| act(context, "drag", move |context| drag(context, input))),
+        Tool::new("wait_for", "Wait until a selector or a text is visible (or hidden, attached, detached), up to timeout_ms.",
+            |context, input: WaitForInput| act(context, "wait_for", move |context| wait_for(context, input))),
+        Tool::new("sleep", "Wait a number of milliseconds.", |context, input: SleepInput| sleep(context, input)),
+    ]
+}

@@ -1,0 +1,57 @@
+//! `dialog`: how the next JavaScript dialog (alert, confirm, prompt, beforeunload) is
+//! answered. Dialogs never block a session: without a policy, alerts and beforeunload are
+//! accepted and confirm/prompt dismissed, and every dialog is recorded as an event.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{Tool, ToolContext};
+use crate::engine::DialogPolicy;
+
+/// Accept or dismiss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum DialogAction {
+    /// OK / leave page.
+    Accept,
+    /// Cancel / stay.
+    Dismiss,
+    /// Back to the defaults.
+    Default,
+}
+
+/// Input of `dialog`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DialogInput {
+    /// `accept`, `dismiss`, or `default`.
+    action: DialogAction,
+    /// What a prompt answers when accepted (default: its default text).
+    #[serde(default)]
+    prompt_text: Option<String>,
+    /// Apply to every later dialog, not only the next one.
+    #[serde(default)]
+    persist: bool,
+}
+
+pub(super) fn tool() -> Tool {
+    Tool::new(
+        "dialog",
+        "Decide how the next JavaScript dialog is answered (accept or dismiss, with prompt text); persist=true keeps it for all later dialogs. Dialogs never block; they appear in events as type dialog.",
+        |context: ToolContext, input: DialogInput| async move {
+            let policy = DialogPolicy {
+                accept: match input.action {
+                    DialogAction::Accept => Some(true),
+                    DialogAction::Dismiss => Some(false),
+                    DialogAction::Default => None,
+                },
+                prompt_text: input.prompt_text,
+                persist: input.persist,
+            };
+            context.session.engine.set_dialog_policy(&context.session.id, policy.clone()).await?;
+            Ok(json!({ "ok": true, "action": format!("{:?}", input.action).to_lowercase(), "persist": policy.persist,
+                "prompt_text": policy.prompt_text }))
+        },
+    )
+}

@@ -1,0 +1,247 @@
+//! What the page tools share: targets (ref, selector or point), calls to the page agent
+//! with ref bookkeeping across frames, actionability checks, failure screenshots, and
+//! the small result every action answers with.
+
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::ToolContext;
+use crate::error::{Error, ErrorCode, Result};
+
+/// The element an action is aimed at: a ref from a snapshot, or a CSS selector (` >>> `
+/// pierces open shadow roots).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+pub(crate) struct ElementTarget {
+    /// A ref from `snapshot`, e.g. `e12`; works in every frame.
+    #[serde(default, rename = "ref")]
+    pub(crate) element_ref: Option<String>,
+    /// A CSS selector, in the main frame (open shadow roots included; `host >>> inner`).
+    #[serde(default)]
+    pub(crate) selector: Option<String>,
+}
+
+impl ElementTarget {
+    /// Whether anything was given.
+    pub(crate) fn is_given(&self) -> bool {
+        self.element_ref.is_some() || self.selector.is_some()
+    }
+}
+
+/// `e12` (or `12`) -> 12.
+pub(crate) fn parse_ref(text: &str) -> Result<u64> {
+    text.trim()
+        .trim_start_matches('e')
+        .parse::<u64>()
+        .ok()
+        .filter(|number| *number > 0)
+        .ok_or_else(|| Error::bad_request(format!("{text:?} is not a ref; refs look like e12")))
+}
+
+/// Calls the page agent in a frame, passing the session's ref base and recording the
+/// next free ref it reports.
+pub(crate) async fn agent(context: &ToolContext, frame: &[u32], op: &'static str, mut args: Value) -> Result<Value> {
+    let session = &context.session;
+    let base = session.refs.lock().expect("ref table poisoned").next_ref;
+    args["base"] = json!(base);
+    let result = session.engine.agent(&session.id, frame.to_vec(), op, args).await?;
+    if let Some(next) = result.get("next_ref").and_then(Value::as_u64) {
+        let mut refs = session.refs.lock().expect("ref table poisoned");
+        refs.next_ref = refs.next_ref.max(next);
+    }
+    Ok(result)
+}
+
+/// Where an element is, in viewport coordinates of the top page.
+#[derive(Debug, Clone)]
+pub(crate) struct Located {
+    /// Frame path of the element.
+    pub(crate) frame: Vec<u32>,
+    /// The agent's description (ref, role, name, visible, disabled, editable, ...).
+    pub(crate) info: Value,
+    /// Centre, in the top page's viewport.
+    pub(crate) x: f64,
+    /// Centre, in the top page's viewport.
+    pub(crate) y: f64,
+}
+
+impl Located {
+    /// `{ref, role, name}` for results.
+    pub(crate) fn summary(&self) -> Value {
+        json!({
+            "ref": self.info["ref"].as_u64().map(|number| format!("e{number}")),
+            "role": self.info["role"],
+            "name": self.info["name"],
+        })
+    }
+
+    /// The agent arguments that address this element again.
+    pub(crate) fn address(&self) -> Value {
+        json!({ "ref": self.info["ref"] })
+    }
+}
+
+/// Finds the target (scrolling it, and the frames holding it, into view) and returns its
+/// centre in top-page coordinates.
+pub(crate) async fn locate(context: &ToolContext, target: &ElementTarget, scroll: bool) -> Result<Located> {
+    let (frame, args) = match (&target.element_ref, &target.selector) {
+        (Some(element_ref), _) => {
+            let number = parse_ref(element_ref)?;
+            let frame = context.session.refs.lock().expect("ref table poisoned").frame_of.get(&number).cloned().unwrap_or_default();
+            (frame, json!({ "ref": number, "scroll": scroll }))
+        }
+        (None, Some(selector)) => (Vec::new(), json!({ "selector": selector, "scroll": scroll })),
+        (None, None) => return Err(Error::bad_request("give a ref (from snapshot) or a selector")),
+    };
+    let (mut offset_x, mut offset_y) = (0.0, 0.0);
+    for depth in 0..frame.len() {
+        let frame_box = agent(context, &frame[..depth], "frame_box", json!({ "frame": frame[depth], "scroll": scroll })).await?;
+        offset_x += frame_box["x"].as_f64().unwrap_or(0.0);
+        offset_y += frame_box["y"].as_f64().unwrap_or(0.0);
+    }
+    let info = agent(context, &frame, "locate", args).await?;
+    let x = offset_x + info["x"].as_f64().unwrap_or(0.0);
+    let y = offset_y + info["y"].as_f64().unwrap_or(0.0);
+    Ok(Located { frame, info, x, y })
+}
+
+/// Refuses an element a person could not act on: hidden, disabled, or under another element.
+pub(crate) fn check_actionable(located: &Located, need_enabled: bool) -> Result<()> {
+    let info = &located.info;
+    let described = located.summary();
+    if info["visible"] != Value::Bool(true) {
+        return Err(Error::new(ErrorCode::NotVisible, format!("the element {} is not visible", short(&described)))
+            .with_details(json!({ "target": described })));
+    }
+    if need_enabled && info["disabled"] == Value::Bool(true) {
+        return Err(Error::new(ErrorCode::Disabled, format!("the element {} is disabled", short(&described)))
+            .with_details(json!({ "target": described })));
+    }
+    if let Some(cover) = info["covered_by"].as_str() {
+        return Err(Error::new(
+            ErrorCode::Covered,
+            format!("the element {} is covered by {cover}; a click would land there", short(&described)),
+        )
+        .with_details(json!({ "target": described, "covered_by": cover })));
+    }
+    if info["in_viewport"] != Value::Bool(true) {
+        return Err(Error::new(ErrorCode::NotVisible, format!("the element {} is outside the viewport", short(&described)))
+            .with_details(json!({ "target": described })));
+    }
+    Ok(())
+}
+
+fn short(described: &Value) -> String {
+    let role = described["role"].as_str().unwrap_or("element");
+    let name = described["name"].as_str().unwrap_or("");
+    let reference = described["ref"].as_str().unwrap_or("");
+    if name.is_empty() { format!("{reference} ({role})") } else { format!("{reference} ({role} {name:?})") }
+}
+
+/// Adds a screenshot of the moment to a failed action's error (`details.screenshot_path`).
+pub(crate) async fn with_failure_screenshot(context: &ToolContext, tool: &str, error: Error) -> Error {
+    if !matches!(
+        error.code,
+        ErrorCode::NotFound
+            | ErrorCode::StaleRef
+            | ErrorCode::NotVisible
+            | ErrorCode::Disabled
+            | ErrorCode::Covered
+            | ErrorCode::Timeout
+            | ErrorCode::ScriptError
+            | ErrorCode::Unsupported
+    ) {
+        return error;
+    }
+    match failure_screenshot(context, tool).await {
+        Ok(path) => {
+            let mut error = error;
+            if !error.details.is_object() {
+                error.details = json!({});
+            }
+            error.details["screenshot_path"] = json!(path);
+            error
+        }
+        Err(_) => error,
+    }
+}
+
+/// Saves a screenshot in the session's `artifacts/` and returns its path.
+pub(crate) async fn failure_screenshot(context: &ToolContext, label: &str) -> Result<String> {
+    let session = &context.session;
+    let frame = session.engine.screenshot(&session.id).await?;
+    let png = tokio::task::spawn_blocking(move || crate::engine::png::encode(&frame))
+        .await
+        .map_err(|error| Error::internal(error.to_string()))??;
+    let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+    let path = session.dirs.artifacts.join(format!("failure-{millis}-{label}.png"));
+    tokio::fs::write(&path, png).await.map_err(|error| Error::internal(format!("cannot save the screenshot: {error}")))?;
+    Ok(path.display().to_string())
+}
+
+/// The last seq of the session's log (a mark for "what happened during this action").
+pub(crate) fn event_mark(context: &ToolContext) -> u64 {
+    context.session.events.after(0, usize::MAX).cursor
+}
+
+/// Waits for the action's consequences and builds its result.
+pub(crate) async fn finish(
+    context: &ToolContext,
+    action: &str,
+    target: Value,
+    load_mark: u64,
+    event_mark: u64,
+    settle: Duration,
+) -> Result<Value> {
+    let session = &context.session;
+    let settled = session.engine.after_action(&session.id, load_mark, settle).await?;
+    let mut result = json!({ "action": action, "ok": true });
+    if !target.is_null() {
+        result["target"] = target;
+    }
+    result["navigated"] = json!(settled.navigated);
+    if let Some(navigation) = settled.navigation {
+        result["navigation"] = serde_json::to_value(navigation).unwrap_or_default();
+    }
+    let happened = session.events.after(event_mark, 100).events;
+    let of_kind = |kind: &str| -> Vec<Value> {
+        happened
+            .iter()
+            .filter(|event| event.kind == kind)
+            .map(|event| Value::Object(event.data.clone()))
+            .collect()
+    };
+    for (kind, field) in [("dialog", "dialogs"), ("popup_blocked", "popups_blocked"), ("download", "downloads")] {
+        let found = of_kind(kind);
+        if !found.is_empty() {
+            result[field] = json!(found);
+        }
+    }
+    result["settle"] = serde_json::to_value(settled.settle).unwrap_or_default();
+    Ok(result)
+}
+
+/// Polls `probe` every 50 ms until it answers `Some`, or `timeout` passes.
+pub(crate) async fn poll<T, F, Fut>(timeout: Duration, mut probe: F) -> Result<Option<T>>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    let begun = Instant::now();
+    loop {
+        if let Some(found) = probe().await? {
+            return Ok(Some(found));
+        }
+        if begun.elapsed() >= timeout {
+            return Ok(None);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Settle budget after actions (ms): default and maximum.
+pub(crate) fn settle_budget(value: Option<u64>) -> Result<Duration> {
+    super::millis(value, 1500, 30_000, "settle_ms")
+}

@@ -1,0 +1,97 @@
+//! `extract` (targeted reads of text, HTML, attributes, values) and `evaluate` (a
+//! JavaScript expression in the page's own world).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::page::agent;
+use super::{Tool, ToolContext};
+use crate::error::Error;
+
+/// What `extract` reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ExtractMode {
+    /// Rendered text (default).
+    #[default]
+    Text,
+    /// Outer HTML.
+    Html,
+    /// One attribute (`attribute`).
+    Attribute,
+    /// A form field's value (passwords are `[redacted]`).
+    Value,
+}
+
+/// Input of `extract`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExtractInput {
+    /// CSS selector (` >>> ` pierces open shadow roots).
+    selector: String,
+    /// `text` (default), `html`, `attribute` or `value`.
+    #[serde(default)]
+    mode: ExtractMode,
+    /// The attribute name, for mode `attribute`.
+    #[serde(default)]
+    attribute: Option<String>,
+    /// Characters per value at most (default 4000, max 200000).
+    #[serde(default)]
+    max_chars: Option<usize>,
+    /// Every match (up to 200) instead of the first.
+    #[serde(default)]
+    all: bool,
+}
+
+/// Input of `evaluate`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EvaluateInput {
+    /// A JavaScript expression (or a function body with `return`), run in the page's own
+    /// world; promises are awaited. Its value must be JSON-representable.
+    expression: String,
+}
+
+pub(super) fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "extract",
+            "Read the text, HTML, an attribute or the value of the element(s) matching a selector.",
+            |context: ToolContext, input: ExtractInput| async move {
+                let max_chars = input.max_chars.unwrap_or(4000);
+                if max_chars > 200_000 {
+                    return Err(Error::bad_request("max_chars must be at most 200000"));
+                }
+                if input.mode == ExtractMode::Attribute && input.attribute.is_none() {
+                    return Err(Error::bad_request("mode attribute needs `attribute`"));
+                }
+                let mode = match input.mode {
+                    ExtractMode::Text => "text",
+                    ExtractMode::Html => "html",
+                    ExtractMode::Attribute => "attribute",
+                    ExtractMode::Value => "value",
+                };
+                let args = json!({ "selector": input.selector, "mode": mode, "attribute": input.attribute, "max_chars": max_chars, "all": input.all });
+                let _guard = context.session.tool_lock.lock().await;
+                let mut result = agent(&context, &[], "extract", args).await?;
+                if let Some(object) = result.as_object_mut() {
+                    object.retain(|_, value| !value.is_null());
+                }
+                Ok(result)
+            },
+        ),
+        Tool::new(
+            "evaluate",
+            "Evaluate a JavaScript expression in the page's own world and return its JSON value (promises are awaited).",
+            |context: ToolContext, input: EvaluateInput| async move {
+                if input.expression.trim().is_empty() {
+                    return Err(Error::bad_request("expression is empty"));
+                }
+                let _guard = context.session.tool_lock.lock().await;
+                let value: Value = context.session.engine.evaluate_page(&context.session.id, input.expression).await?;
+                Ok(json!({ "value": value }))
+            },
+        ),
+    ]
+}

@@ -1,0 +1,106 @@
+//! `run_steps`: run a list of tool calls in order in the daemon, stopping at the first
+//! failure unless `stop_on_failure` is false, and write a run report to `artifacts/`.
+//! Step inputs that may hold secrets (typed text) never reach the report.
+
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::{Tool, ToolContext};
+use crate::error::{Error, Result};
+
+/// Tools that cannot run inside `run_steps`.
+const REFUSED: [&str; 6] = ["watch", "login", "profiles", "network_capture", "responses", "run_steps"];
+/// Step fields kept out of the report.
+const SECRET_FIELDS: [&str; 4] = ["text", "password", "username", "prompt_text"];
+
+/// Input of `run_steps`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunStepsInput {
+    /// Steps: each an object with `type` (a tool name) and that tool's input fields.
+    steps: Vec<Map<String, Value>>,
+    /// Stop at the first failed step (default true).
+    #[serde(default)]
+    stop_on_failure: Option<bool>,
+}
+
+pub(super) fn tool() -> Tool {
+    Tool::new(
+        "run_steps",
+        "Run several tool calls in order, e.g. [{\"type\":\"click\",\"ref\":\"e3\"},{\"type\":\"assert\",\"text\":\"Saved\"}]. Stops at the first failure unless stop_on_failure=false; writes a run report to artifacts/. watch, login, profiles, network_capture, responses and run_steps cannot be steps.",
+        |context: ToolContext, input: RunStepsInput| async move { run(context, input).await },
+    )
+}
+
+async fn run(context: ToolContext, input: RunStepsInput) -> Result<Value> {
+    if input.steps.is_empty() || input.steps.len() > 200 {
+        return Err(Error::bad_request("steps must hold 1 to 200 steps"));
+    }
+    // Check every step before running any.
+    let mut plan = Vec::new();
+    for (index, step) in input.steps.iter().enumerate() {
+        let Some(kind) = step.get("type").and_then(Value::as_str) else {
+            return Err(Error::bad_request(format!("step {index} has no type (a tool name)")));
+        };
+        if REFUSED.contains(&kind) {
+            return Err(Error::bad_request(format!("step {index}: {kind} cannot run inside run_steps")));
+        }
+        context.registry.get(kind).map_err(|error| Error::new(error.code, format!("step {index}: {}", error.message)))?;
+        let mut arguments = step.clone();
+        arguments.remove("type");
+        plan.push((kind.to_string(), Value::Object(arguments)));
+    }
+    let stop_on_failure = input.stop_on_failure.unwrap_or(true);
+    let mut steps = Vec::new();
+    let mut failed_step = None;
+    for (index, (kind, arguments)) in plan.into_iter().enumerate() {
+        let begun = Instant::now();
+        let outcome = context.registry.call(&kind, context.clone(), arguments.clone()).await;
+        let duration_ms = begun.elapsed().as_millis() as u64;
+        let mut record = json!({ "index": index, "type": kind, "input": redacted(&arguments), "duration_ms": duration_ms });
+        let ok = match outcome {
+            Ok(result) => {
+                let ok = result.get("ok") != Some(&Value::Bool(false));
+                record["result"] = result;
+                ok
+            }
+            Err(error) => {
+                record["error"] = json!({ "code": error.code.as_str(), "message": error.message, "details": error.details });
+                false
+            }
+        };
+        record["ok"] = json!(ok);
+        steps.push(record);
+        if !ok && failed_step.is_none() {
+            failed_step = Some(index);
+        }
+        if !ok && stop_on_failure {
+            break;
+        }
+    }
+    let ok = failed_step.is_none();
+    let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+    let report_path = context.session.dirs.artifacts.join(format!("run-{millis}.json"));
+    let report = json!({ "ok": ok, "step_count": steps.len(), "failed_step": failed_step, "steps": steps,
+        "session_id": context.session.id, "finished_at": crate::clock::now() });
+    tokio::fs::write(&report_path, serde_json::to_vec_pretty(&report).unwrap_or_default())
+        .await
+        .map_err(|error| Error::internal(format!("cannot write the run report: {error}")))?;
+    Ok(json!({ "ok": ok, "step_count": steps.len(), "failed_step": failed_step, "steps": steps,
+        "report_path": report_path.display().to_string() }))
+}
+
+fn redacted(arguments: &Value) -> Value {
+    let mut copy = arguments.clone();
+    if let Some(object) = copy.as_object_mut() {
+        for field in SECRET_FIELDS {
+            if object.contains_key(field) {
+                object.insert(field.to_string(), json!("[redacted]"));
+            }
+        }
+    }
+    copy
+}
