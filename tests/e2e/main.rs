@@ -9,3 +9,4 @@ mod leases;
 mod leaks;
 mod security;
 mod sessions;
+mod tools;

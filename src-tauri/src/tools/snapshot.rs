@@ -131,6 +131,13 @@ async fn capture(context: &ToolContext, max_chars: usize, max_items: usize) -> R
         frames_out.push(description);
     }
     page["frames"] = json!(frames_out);
+    // One limit for all frames together.
+    if let Some(nodes) = page["nodes"].as_array_mut() {
+        if nodes.len() > max_items {
+            nodes.truncate(max_items);
+            page["items_truncated"] = json!(true);
+        }
+    }
     // Refs as the API spells them.
     for node in page["nodes"].as_array_mut().into_iter().flatten() {
         if let Some(number) = node["ref"].as_u64() {

@@ -184,8 +184,12 @@ pub(super) async fn after_action(tab: &Tab, mark: u64, budget: Duration) -> Resu
     let deadline = begun + budget;
     // One round trip through the web process (which has then handled the input) and one
     // frame, so handlers and their DOM updates have run.
+    // If the action navigates, the old document may never run that frame: bounded.
     let _ = tab
-        .evaluate("await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))); return 0;")
+        .evaluate_within(
+            "await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))); return 0;",
+            Duration::from_millis(500),
+        )
         .await;
     let mut last_count = None;
     let mut quiet_samples = 0;

@@ -26,6 +26,9 @@ use crate::engine::{DialogPolicy, PageState, SessionSpec};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::EventLog;
 
+/// How long a script in the page may take before the call gives up.
+const SCRIPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The id of a session's first tab: a short random hex id, as later tabs will have.
 pub(super) fn first_tab_id() -> String {
     crate::secret::random_hex(2)
@@ -101,6 +104,9 @@ impl Tab {
         }
         view.set_size_request(spec.width as i32, spec.height as i32);
         host.show_all();
+        // Keyboard focus inside the offscreen host (never on the desktop): given once now,
+        // so that the first trusted click does not move focus and scroll the page.
+        view.grab_focus();
 
         // The page agent, in every frame, in our isolated world, before any page script.
         let agent_source = agent::agent_source(&crate::secret::random_hex(16));
@@ -297,16 +303,23 @@ impl Tab {
     }
 
     /// Runs a function body in the isolated world of the main frame and returns its
-    /// (awaited) value as JSON.
+    /// (awaited) value as JSON. A document that goes away mid-call never answers, so the
+    /// call is bounded.
     pub(super) async fn evaluate(&self, body: &str) -> Result<Value> {
+        self.evaluate_within(body, SCRIPT_TIMEOUT).await
+    }
+
+    /// [`Tab::evaluate`] with an explicit bound.
+    pub(super) async fn evaluate_within(&self, body: &str, limit: std::time::Duration) -> Result<Value> {
         self.ensure_open()?;
-        let value = self
-            .view
-            .call_async_javascript_function_future(body, None, Some(SCRIPT_WORLD), None)
-            .await
-            .map_err(|error| {
-                Error::new(ErrorCode::ScriptError, format!("script failed: {}", error.message()))
-            })?;
+        let call = self.view.call_async_javascript_function_future(body, None, Some(SCRIPT_WORLD), None);
+        let value = tokio::select! {
+            value = call => value,
+            _ = glib::timeout_future(limit) => {
+                return Err(Error::new(ErrorCode::Timeout, format!("the page did not answer within {} ms", limit.as_millis())));
+            }
+        }
+        .map_err(|error| Error::new(ErrorCode::ScriptError, format!("script failed: {}", error.message())))?;
         use javascriptcore::ValueExt;
         if value.is_undefined() || value.is_null() {
             return Ok(Value::Null);
@@ -322,11 +335,19 @@ impl Tab {
     pub(super) async fn evaluate_page(&self, expression: &str) -> Result<Value> {
         self.ensure_open()?;
         let as_expression = format!("return (\n{expression}\n);");
-        let result = match self.view.call_async_javascript_function_future(&as_expression, None, None, None).await {
-            Err(error) if error.message().contains("SyntaxError") => {
-                self.view.call_async_javascript_function_future(expression, None, None, None).await
+        let attempt = async {
+            match self.view.call_async_javascript_function_future(&as_expression, None, None, None).await {
+                Err(error) if error.message().contains("SyntaxError") => {
+                    self.view.call_async_javascript_function_future(expression, None, None, None).await
+                }
+                other => other,
             }
-            other => other,
+        };
+        let result = tokio::select! {
+            result = attempt => result,
+            _ = glib::timeout_future(SCRIPT_TIMEOUT) => {
+                return Err(Error::new(ErrorCode::Timeout, "the expression did not finish within 10 s"));
+            }
         };
         let value = result.map_err(|error| {
             Error::new(ErrorCode::ScriptError, format!("the expression threw: {}", error.message()))
