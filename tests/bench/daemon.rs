@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use harness::*;
+use serde_json::{json, Value};
 
 fn main() {
     let pages_dir = std::env::var_os("MALO_BENCH_PAGES")
@@ -84,6 +85,8 @@ fn main() {
     }
     session.close();
 
+    page_tools(&lease, &fixtures, shared);
+
     // Memory: PSS of the daemon and all its WebKit processes, per extra session.
     println!();
     // Let the processes of the sessions closed above exit first.
@@ -115,12 +118,85 @@ fn main() {
     }
 }
 
-fn report(label: &str, samples: &[Duration]) {
+/// Snapshot size, tokens and latency per page; click and fill latency, as an agent sees them.
+fn page_tools(lease: &Lease, fixtures: &Fixtures, shared: bool) {
+    if !shared {
+        println!("(page-tool figures need the shared benchmark pages)");
+        return;
+    }
+    let tokenizer = tiktoken_rs::o200k_base().expect("o200k tokenizer");
+    let tokens = |text: &str| tokenizer.encode_with_special_tokens(text).len();
+    let session = lease.session_sized(1280, 720);
+    println!();
+    println!("{:<14} {:>6} {:>10} {:>9} {:>10} {:>9} {:>12} {:>12}", "snapshot", "format", "median ms", "p95 ms", "bytes", "tokens", "interactive", "in DOM");
+    for (label, path) in [("(a) form", "/b/form.html"), ("(b) large", "/b/large.html"), ("(c) fetch50", "/b/fetch50.html")] {
+        session.navigate(&fixtures.url(path));
+        let in_dom = session
+            .tool("evaluate", json!({ "expression": "document.querySelectorAll('a[href],button,input:not([type=hidden]),select,textarea').length" }))
+            .body["result"]["value"]
+            .as_u64()
+            .unwrap_or(0);
+        for format in ["json", "text"] {
+            let mut samples = Vec::new();
+            let mut last = Value::Null;
+            for _ in 0..20 {
+                let begun = Instant::now();
+                let response = session.tool("snapshot", json!({ "format": format }));
+                samples.push(begun.elapsed());
+                assert_eq!(response.status, 200, "{}", response.body);
+                last = response.body["result"].clone();
+            }
+            let (payload, interactive) = if format == "text" {
+                (last["text"].as_str().unwrap_or("").to_string(), last["interactive_count"].as_u64().unwrap_or(0))
+            } else {
+                (last.to_string(), last["nodes"].as_array().map_or(0, Vec::len) as u64)
+            };
+            let (median, p95) = median_p95(&samples);
+            println!(
+                "{label:<14} {format:>6} {median:>10.1} {p95:>9.1} {:>10} {:>9} {interactive:>12} {in_dom:>12}",
+                payload.len(),
+                tokens(&payload)
+            );
+        }
+    }
+    println!("(Playwright MCP on the same pages: (a) 1,038 B / 361 tokens in 11.3 ms; (b) 129,606 B / 35,899 tokens in 129 ms)");
+
+    session.navigate(&fixtures.url("/b/form.html"));
+    let snapshot = session.tool("snapshot", json!({})).body["result"].clone();
+    let find = |name: &str| {
+        snapshot["nodes"].as_array().unwrap().iter().find(|node| node["name"] == name).unwrap()["ref"].as_str().unwrap().to_string()
+    };
+    let (apply, name) = (find("Apply coupon"), find("Full name"));
+    let mut clicks = Vec::new();
+    let mut fills = Vec::new();
+    for _ in 0..30 {
+        let begun = Instant::now();
+        let response = session.tool("click", json!({ "ref": apply }));
+        clicks.push(begun.elapsed());
+        assert_eq!(response.status, 200, "{}", response.body);
+    }
+    for index in 0..30 {
+        let begun = Instant::now();
+        let response = session.tool("fill", json!({ "ref": name, "text": format!("Jane Doe {index}") }));
+        fills.push(begun.elapsed());
+        assert_eq!(response.status, 200, "{}", response.body);
+    }
+    println!();
+    report("click a button by ref, incl. settle (a)", &clicks);
+    report("fill an input by ref, incl. settle (a)", &fills);
+    println!("(Playwright MCP: click 71 ms, type 25 ms)");
+    session.close();
+}
+
+fn median_p95(samples: &[Duration]) -> (f64, f64) {
     let mut millis: Vec<f64> = samples.iter().map(|sample| sample.as_secs_f64() * 1000.0).collect();
     millis.sort_by(f64::total_cmp);
-    let median = millis[millis.len() / 2];
-    let p95 = millis[((millis.len() as f64 * 0.95).ceil() as usize).min(millis.len()) - 1];
-    println!("{label:<44} {median:>9.1} {p95:>9.1} {:>6}", millis.len());
+    (millis[millis.len() / 2], millis[((millis.len() as f64 * 0.95).ceil() as usize).min(millis.len()) - 1])
+}
+
+fn report(label: &str, samples: &[Duration]) {
+    let (median, p95) = median_p95(samples);
+    println!("{label:<44} {median:>9.1} {p95:>9.1} {:>6}", samples.len());
 }
 
 /// PSS in KiB of `pid` and every descendant.

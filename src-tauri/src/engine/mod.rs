@@ -249,7 +249,9 @@ pub enum Command {
     Editing { session_id: String, command: &'static str, argument: Option<String>, reply: oneshot::Sender<Result<u64>> },
     /// After an action: wait for a navigation it started (load + settle), or else for
     /// DOM and network quiet, up to `budget`.
-    AfterAction { session_id: String, mark: u64, budget: Duration, reply: oneshot::Sender<Result<ActionSettle>> },
+    /// `wait_frame`: first let the page run one animation frame (for input delivered as
+    /// events, whose handlers run asynchronously).
+    AfterAction { session_id: String, mark: u64, budget: Duration, wait_frame: bool, reply: oneshot::Sender<Result<ActionSettle>> },
     /// Evaluate an expression (or function body) in the page's own world.
     EvaluatePage { session_id: String, expression: String, reply: oneshot::Sender<Result<Value>> },
     /// Set how the next (or every) JavaScript dialog is answered.
@@ -358,10 +360,10 @@ impl EngineHandle {
     }
 
     /// Waits for the consequences of an action (navigation, DOM and network activity).
-    pub async fn after_action(&self, session_id: &str, mark: u64, budget: Duration) -> Result<ActionSettle> {
+    pub async fn after_action(&self, session_id: &str, mark: u64, budget: Duration, wait_frame: bool) -> Result<ActionSettle> {
         let session_id = session_id.to_string();
         let limit = budget + Duration::from_secs(35);
-        self.request(limit, |reply| Command::AfterAction { session_id, mark, budget, reply }).await
+        self.request(limit, |reply| Command::AfterAction { session_id, mark, budget, wait_frame, reply }).await
     }
 
     /// Evaluates in the page's world.

@@ -212,17 +212,21 @@ async fn fill(context: ToolContext, input: FillInput) -> Result<Value> {
                 located.info["role"].as_str().unwrap_or("element")
             )));
         }
-        agent(&context, &located.frame, "set_value", json!({ "ref": located.info["ref"], "text": input.text })).await?;
-    } else {
-        let op = if input.clear.unwrap_or(true) { "select_all" } else { "focus" };
-        agent(&context, &located.frame, op, located.address()).await?;
-        agent(&context, &located.frame, "insert_text", json!({ "text": input.text })).await?;
+        let set = agent(&context, &located.frame, "set_value", json!({ "ref": located.info["ref"], "text": input.text })).await?;
+        let mut result = page::finish_with(&context, "fill", located.summary(), load_mark, event_mark, settle, false).await?;
+        result["value"] = set["value"].clone();
+        return Ok(result);
     }
-    let mut result = page::finish(&context, "fill", located.summary(), load_mark, event_mark, settle).await?;
+    let filled = agent(
+        &context,
+        &located.frame,
+        "fill",
+        json!({ "ref": located.info["ref"], "text": input.text, "clear": input.clear.unwrap_or(true) }),
+    )
+    .await?;
+    let mut result = page::finish_with(&context, "fill", located.summary(), load_mark, event_mark, settle, false).await?;
     // What the field holds now (passwords stay "[redacted]").
-    if let Ok(after) = agent(&context, &located.frame, "locate", json!({ "ref": located.info["ref"], "scroll": false })).await {
-        result["value"] = after["value"].clone();
-    }
+    result["value"] = filled["value"].clone();
     Ok(result)
 }
 

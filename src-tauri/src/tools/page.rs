@@ -195,8 +195,22 @@ pub(crate) async fn finish(
     event_mark: u64,
     settle: Duration,
 ) -> Result<Value> {
+    finish_with(context, action, target, load_mark, event_mark, settle, true).await
+}
+
+/// [`finish`], saying whether to wait a frame first (not needed after in-page edits,
+/// whose handlers have already run when the call returns).
+pub(crate) async fn finish_with(
+    context: &ToolContext,
+    action: &str,
+    target: Value,
+    load_mark: u64,
+    event_mark: u64,
+    settle: Duration,
+    wait_frame: bool,
+) -> Result<Value> {
     let session = &context.session;
-    let settled = session.engine.after_action(&session.id, load_mark, settle).await?;
+    let settled = session.engine.after_action(&session.id, load_mark, settle, wait_frame).await?;
     let mut result = json!({ "action": action, "ok": true });
     if !target.is_null() {
         result["target"] = target;

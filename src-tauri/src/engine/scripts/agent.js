@@ -471,6 +471,19 @@
     const done = document.execCommand('insertText', false, args.text);
     return { inserted: done };
   }
+  // Focus, optionally select everything, and type the text as one trusted insertion.
+  function fill(args) {
+    const element = target(args);
+    element.focus();
+    if (args.clear) {
+      if (typeof element.select === 'function' && 'value' in element) element.select();
+      else { const range = document.createRange(); range.selectNodeContents(element); const selection = getSelection(); selection.removeAllRanges(); selection.addRange(range); }
+    } else if ('value' in element && typeof element.setSelectionRange === 'function') {
+      try { element.setSelectionRange(element.value.length, element.value.length); } catch (error) { /* types without selection */ }
+    }
+    const inserted = args.text === '' ? document.execCommand('delete', false) : document.execCommand('insertText', false, args.text);
+    return { inserted, value: valueOf(element), focused: document.activeElement === element };
+  }
   function setValue(args) {
     // Inputs that take no typed text (date pickers, colour, range): set and announce.
     const element = target(args);
@@ -547,7 +560,7 @@
     return out;
   }
 
-  const operations = { snapshot, locate, frame_box: frameBox, focus, select_all: selectAll, insert_text: insertText, set_value: setValue,
+  const operations = { snapshot, locate, frame_box: frameBox, focus, select_all: selectAll, insert_text: insertText, fill, set_value: setValue,
     select, scroll_into_view: scrollIntoView, scroll_by: scrollBy, extract, probe };
 
   function handle(op, args) {

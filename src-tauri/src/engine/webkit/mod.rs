@@ -138,9 +138,9 @@ impl Engine {
                 });
                 let _ = reply.send(result);
             }
-            Command::AfterAction { session_id, mark, budget, reply } => {
+            Command::AfterAction { session_id, mark, budget, wait_frame, reply } => {
                 let result = match self.active_tab(&session_id) {
-                    Ok(tab) => navigation::after_action(&tab, mark, budget).await,
+                    Ok(tab) => navigation::after_action(&tab, mark, budget, wait_frame).await,
                     Err(error) => Err(error),
                 };
                 let _ = reply.send(result);

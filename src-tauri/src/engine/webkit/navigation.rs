@@ -178,19 +178,21 @@ async fn wait_for_quiet(tab: &Tab, begun: Instant, budget: Duration) -> SettleRe
 /// After an input action: if it started a navigation, wait for that like `navigate`;
 /// otherwise let the page react (one animation frame) and wait for quiet, up to `budget`.
 /// A navigation that fails is reported in the result, not as the action's error.
-pub(super) async fn after_action(tab: &Tab, mark: u64, budget: Duration) -> Result<ActionSettle> {
+pub(super) async fn after_action(tab: &Tab, mark: u64, budget: Duration, wait_frame: bool) -> Result<ActionSettle> {
     tab.ensure_open()?;
     let begun = Instant::now();
     let deadline = begun + budget;
     // One round trip through the web process (which has then handled the input) and one
     // frame, so handlers and their DOM updates have run.
     // If the action navigates, the old document may never run that frame: bounded.
-    let _ = tab
+    if wait_frame {
+        let _ = tab
         .evaluate_within(
             "await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))); return 0;",
             Duration::from_millis(500),
         )
         .await;
+    }
     let mut last_count = None;
     let mut quiet_samples = 0;
     loop {
