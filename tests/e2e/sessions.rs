@@ -121,9 +121,11 @@ fn a_hidden_session_runs_timers_and_animation_frames_at_full_rate() {
     assert_eq!(rates["visibility"], "visible", "{rates}");
     assert_eq!(rates["hidden"], false);
     assert_eq!((rates["width"].as_u64(), rates["height"].as_u64()), (Some(800), Some(600)));
-    // A visible(false) window would give ~1 timer/s and 0 frames/s.
-    assert!(rates["frames_per_second"].as_u64().unwrap() >= 40, "{rates}");
-    assert!(rates["timers_per_second"].as_u64().unwrap() >= 60, "{rates}");
+    // Unloaded, this page measures ~60 frames/s and ~95 timers/s (see the benchmark); a
+    // visible(false) window gives ~0 and ~1. The bounds leave room for a busy CI machine
+    // running other tests at the same time, and still tell the two apart by far.
+    assert!(rates["frames_per_second"].as_u64().unwrap() >= 25, "{rates}");
+    assert!(rates["timers_per_second"].as_u64().unwrap() >= 40, "{rates}");
     // And nothing is shown on screen.
     assert_eq!(mapped_windows(), Vec::<String>::new(), "a window is mapped on screen");
 }
