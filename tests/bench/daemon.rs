@@ -83,6 +83,10 @@ fn main() {
         }
         report(&format!("observe screenshot {label}, {} KiB PNG", bytes / 1024), &shots);
     }
+    // A hidden session renders like a visible one: timers and animation frames per second.
+    session.navigate(&fixtures.url("/f/rates.html"));
+    std::thread::sleep(Duration::from_millis(1300));
+    println!("hidden session page rates: {}", session.observe()["title"].as_str().unwrap_or("?"));
     session.close();
 
     page_tools(&lease, &fixtures, shared);
