@@ -85,7 +85,7 @@ impl Settings {
 }
 
 /// `~` or `~/x` -> `$HOME/x`; relative paths are made absolute against the current directory.
-fn expand_home(path: &str) -> Result<PathBuf> {
+pub fn expand_home(path: &str) -> Result<PathBuf> {
     let expanded = if path == "~" || path.starts_with("~/") {
         let home = std::env::var_os("HOME")
             .ok_or_else(|| Error::bad_request("--data-dir uses ~ but HOME is not set"))?;

@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod broker;
+pub mod client;
 pub mod clock;
 pub mod config;
 pub mod engine;
@@ -11,6 +12,7 @@ pub mod error;
 pub mod events;
 pub mod http;
 pub mod logging;
+pub mod mcp;
 pub mod secret;
 pub mod session;
 pub mod tools;
@@ -33,4 +35,6 @@ pub struct Cli {
 pub enum Command {
     /// Run the daemon: broker, lease endpoints, hidden sessions, tray icon.
     Daemon(config::DaemonArgs),
+    /// Serve MCP over stdio for one agent (starts the daemon when none runs).
+    Mcp(mcp::McpArgs),
 }

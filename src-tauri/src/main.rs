@@ -8,7 +8,8 @@ use malo::{Cli, Command};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Daemon(args) => malo::app::run_daemon(args),
+        Command::Daemon(args) => malo::app::run_daemon(args).map_err(|error| error.to_string()),
+        Command::Mcp(args) => malo::mcp::run(args).map_err(|error| error.to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

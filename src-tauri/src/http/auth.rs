@@ -57,6 +57,19 @@ impl FromRequestParts<LeaseState> for LeaseAuth {
     }
 }
 
+/// Middleware form of [`LeaseAuth`], for services that are not axum handlers (`/mcp`).
+pub(super) async fn require_lease_token(
+    axum::extract::State(lease): axum::extract::State<Arc<crate::broker::Lease>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match verify(request.headers(), &LEASE_HEADERS, &lease.token, "lease") {
+        Ok(()) => next.run(request).await,
+        Err(error) => error.into_response(),
+    }
+}
+
 /// The session addressed by `{id}`, after checking the lease token and that session's
 /// own token (another session's token gets 401).
 #[derive(Debug)]

@@ -67,8 +67,25 @@ pub fn lease_router(lease: Arc<Lease>, registry: Arc<ToolRegistry>) -> Router {
         .route("/v1/sessions/{id}/events", get(events))
         .route("/v1/sessions/{id}/tools/{tool}", post(call_tool))
         .route("/v1/sessions/{id}/actions", post(call_action))
+        .nest_service("/mcp", mcp_service(lease.clone(), registry.clone()))
         .with_state(LeaseState { lease, registry });
     finish(router, port)
+}
+
+/// Streamable HTTP MCP for this lease, behind the lease token.
+fn mcp_service(lease: Arc<Lease>, registry: Arc<ToolRegistry>) -> Router {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+    let catalogue = registry.catalogue();
+    let backend = Arc::new(crate::mcp::LocalBackend::new(lease.clone(), registry));
+    let service = StreamableHttpService::new(
+        move || Ok(crate::mcp::McpServer::new(backend.clone(), catalogue.clone(), crate::mcp::SessionOptions::default())),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    Router::new()
+        .fallback_service(service)
+        .layer(middleware::from_fn_with_state(lease, auth::require_lease_token))
 }
 
 /// Guards and fallbacks every router shares.

@@ -1,0 +1,259 @@
+//! MCP: every registry tool as `browser_<tool>`, with the same JSON Schema and description,
+//! plus `browser_session_new` / `_list` / `_close`. Two transports share one handler:
+//! stdio (`malo mcp`, which talks to the daemon over HTTP) and Streamable HTTP at `/mcp`
+//! on each lease endpoint (which calls the registry in-process). Snapshots come back as
+//! text, screenshots as image content, failures as tool errors carrying the `E_*` code.
+
+mod backend;
+mod stdio;
+
+pub use backend::{Backend, HttpBackend, LocalBackend};
+pub use stdio::{run, McpArgs};
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{json, Map, Value};
+use tokio::sync::Mutex;
+
+use crate::error::{Error, Result};
+use crate::tools::ToolDescription;
+
+/// Prefix of every tool name over MCP.
+const PREFIX: &str = "browser_";
+
+/// Options of the sessions an MCP connection creates.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// Viewport width.
+    pub width: Option<u32>,
+    /// Viewport height.
+    pub height: Option<u32>,
+    /// Named profile.
+    pub profile: Option<String>,
+}
+
+/// The MCP server for one client connection.
+pub struct McpServer<B: Backend> {
+    backend: Arc<B>,
+    catalogue: Arc<Vec<ToolDescription>>,
+    options: SessionOptions,
+    /// The session tools use when the call names none; created on first use.
+    default_session: Arc<Mutex<Option<String>>>,
+}
+
+impl<B: Backend> Clone for McpServer<B> {
+    fn clone(&self) -> Self {
+        McpServer {
+            backend: self.backend.clone(),
+            catalogue: self.catalogue.clone(),
+            options: self.options.clone(),
+            default_session: self.default_session.clone(),
+        }
+    }
+}
+
+impl<B: Backend> McpServer<B> {
+    /// A server over `backend`, exposing `catalogue`.
+    pub fn new(backend: Arc<B>, catalogue: Vec<ToolDescription>, options: SessionOptions) -> McpServer<B> {
+        McpServer { backend, catalogue: Arc::new(catalogue), options, default_session: Arc::default() }
+    }
+
+    fn tools(&self) -> Vec<Tool> {
+        let mut tools: Vec<Tool> = self
+            .catalogue
+            .iter()
+            .map(|tool| {
+                let mut schema = tool.input_schema.as_object().cloned().unwrap_or_default();
+                let properties = schema.entry("properties").or_insert_with(|| json!({}));
+                properties["session"] = json!({
+                    "type": "string",
+                    "description": "The session to use (from browser_session_new); omitted: this connection's default session, created on first use."
+                });
+                Tool::new(format!("{PREFIX}{}", tool.name), tool.description, Arc::new(schema))
+            })
+            .collect();
+        let object = |value: Value| Arc::new(value.as_object().cloned().unwrap_or_default());
+        tools.push(Tool::new(
+            "browser_session_new",
+            "Open a new isolated browsing session (its own cookies, storage and files). Returns its id; pass it as `session` to other tools.",
+            object(json!({ "type": "object", "properties": {
+                "name": { "type": "string", "description": "A name for people and logs." },
+                "width": { "type": "integer", "minimum": 100, "maximum": 4096 },
+                "height": { "type": "integer", "minimum": 100, "maximum": 4096 },
+                "profile": { "type": "string", "description": "A named persistent login profile." }
+            }, "additionalProperties": false })),
+        ));
+        tools.push(Tool::new(
+            "browser_session_list",
+            "List this agent's open sessions.",
+            object(json!({ "type": "object", "properties": {}, "additionalProperties": false })),
+        ));
+        tools.push(Tool::new(
+            "browser_session_close",
+            "Close a session (default: this connection's default session).",
+            object(json!({ "type": "object", "properties": { "session": { "type": "string" } }, "additionalProperties": false })),
+        ));
+        tools
+    }
+
+    async fn session_for(&self, named: Option<String>) -> Result<String> {
+        if let Some(session) = named {
+            return Ok(session);
+        }
+        let mut default = self.default_session.lock().await;
+        if let Some(session) = default.as_ref() {
+            return Ok(session.clone());
+        }
+        let mut spec = json!({ "name": "mcp" });
+        if let Some(width) = self.options.width {
+            spec["width"] = json!(width);
+        }
+        if let Some(height) = self.options.height {
+            spec["height"] = json!(height);
+        }
+        if let Some(profile) = &self.options.profile {
+            spec["profile"] = json!(profile);
+        }
+        let created = self.backend.session_new(spec).await?;
+        let id = created["session_id"].as_str().unwrap_or_default().to_string();
+        *default = Some(id.clone());
+        Ok(id)
+    }
+
+    async fn dispatch(&self, name: &str, mut arguments: Map<String, Value>) -> Result<CallToolResult> {
+        let named = match arguments.remove("session") {
+            Some(Value::String(session)) => Some(session),
+            Some(Value::Null) | None => None,
+            Some(_) => return Err(Error::bad_request("session must be a string")),
+        };
+        match name {
+            "browser_session_new" => Ok(json_result(&self.backend.session_new(Value::Object(arguments)).await?)),
+            "browser_session_list" => Ok(json_result(&self.backend.session_list().await?)),
+            "browser_session_close" => {
+                let session = match named {
+                    Some(session) => session,
+                    None => self.default_session.lock().await.take().ok_or_else(|| Error::bad_request("no session to close"))?,
+                };
+                let mut default = self.default_session.lock().await;
+                if default.as_deref() == Some(session.as_str()) {
+                    *default = None;
+                }
+                drop(default);
+                Ok(json_result(&self.backend.session_close(&session).await?))
+            }
+            _ => {
+                let tool = name.strip_prefix(PREFIX).unwrap_or(name);
+                if tool == "snapshot" && !arguments.contains_key("format") {
+                    // Models read text best; JSON stays available with format=json.
+                    arguments.insert("format".into(), json!("text"));
+                }
+                let session = self.session_for(named).await?;
+                let result = match self.backend.call(&session, tool, Value::Object(arguments)).await {
+                    Err(error) if error.code == crate::error::ErrorCode::SessionNotFound => {
+                        let mut default = self.default_session.lock().await;
+                        if default.as_deref() == Some(session.as_str()) {
+                            *default = None;
+                        }
+                        return Err(error);
+                    }
+                    other => other?,
+                };
+                if tool == "close" {
+                    let mut default = self.default_session.lock().await;
+                    if default.as_deref() == Some(session.as_str()) {
+                        *default = None;
+                    }
+                }
+                Ok(shape(tool, result))
+            }
+        }
+    }
+}
+
+/// Text for snapshots, an image for screenshots, compact JSON for the rest. A result that
+/// reports `ok: false` (a failed assertion, a failed run) is a tool error.
+fn shape(tool: &str, mut result: Value) -> CallToolResult {
+    let failed = result.get("ok") == Some(&Value::Bool(false));
+    let mut content = Vec::new();
+    if tool == "snapshot" && result.get("format") == Some(&json!("text")) {
+        content.push(ContentBlock::text(result["text"].as_str().unwrap_or("").to_string()));
+    } else if let Some(screenshot) = result.get_mut("screenshot").filter(|shot| shot.is_object()).map(Value::take) {
+        content.push(ContentBlock::image(
+            screenshot["data"].as_str().unwrap_or("").to_string(),
+            screenshot["mime_type"].as_str().unwrap_or("image/png").to_string(),
+        ));
+        result["screenshot"] = json!({ "width": screenshot["width"], "height": screenshot["height"], "bytes": screenshot["bytes"] });
+        content.push(ContentBlock::text(result.to_string()));
+    } else {
+        content.push(ContentBlock::text(result.to_string()));
+    }
+    if failed {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+fn json_result(value: &Value) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(value.to_string())])
+}
+
+fn error_result(error: &Error) -> CallToolResult {
+    let mut text = error.to_string();
+    if error.details.as_object().is_some_and(|details| !details.is_empty()) {
+        text.push_str(&format!("\ndetails: {}", error.details));
+    }
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+impl<B: Backend> ServerHandler for McpServer<B> {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+            "malo-browser: hidden, isolated browser sessions. Start with browser_navigate, then browser_snapshot \
+             (text, refs like e12) and act with browser_click / browser_fill / browser_press using those refs. \
+             Tools use this connection's default session unless you pass `session` (see browser_session_new).",
+        )
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        if let Some(info) = context.peer.peer_info() {
+            self.backend.set_client_name(&info.client_info.name);
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let known = self.tools().iter().any(|tool| tool.name == name);
+        if !known {
+            return Ok(error_result(&Error::new(
+                crate::error::ErrorCode::UnknownTool,
+                format!("there is no tool named {name:?}"),
+            ))
+            .into());
+        }
+        let arguments = request.arguments.unwrap_or_default();
+        Ok(match self.dispatch(&name, arguments).await {
+            Ok(result) => result,
+            Err(error) => error_result(&error),
+        }
+        .into())
+    }
+}

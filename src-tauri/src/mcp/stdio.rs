@@ -1,0 +1,104 @@
+//! `malo mcp`: an MCP server over stdio for one agent. It finds the daemon through
+//! `<data-dir>/broker.json` (starting one in the background when none runs), takes a lease
+//! named after the client, keeps it alive with heartbeats, and on the way out (stdin closed,
+//! SIGINT, SIGTERM) closes its sessions and releases the lease.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use rmcp::ServiceExt;
+
+use super::{HttpBackend, McpServer, SessionOptions};
+use crate::error::{Error, Result};
+use crate::tools::ToolRegistry;
+
+/// `malo mcp` flags.
+#[derive(Debug, Clone, Args)]
+pub struct McpArgs {
+    /// The daemon's data directory (as `malo daemon --data-dir`).
+    #[arg(long, default_value = "~/.malo-browser")]
+    pub data_dir: String,
+    /// The agent id of the lease (default: the MCP client's name and a random suffix).
+    #[arg(long)]
+    pub agent_id: Option<String>,
+    /// Use this named login profile for the sessions it opens.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Viewport width of the sessions it opens.
+    #[arg(long)]
+    pub width: Option<u32>,
+    /// Viewport height of the sessions it opens.
+    #[arg(long)]
+    pub height: Option<u32>,
+}
+
+/// Serves MCP on stdin/stdout until the client goes away.
+pub fn run(args: McpArgs) -> Result<()> {
+    let data_dir = crate::config::expand_home(&args.data_dir)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|error| Error::internal(format!("cannot start the async runtime: {error}")))?;
+    runtime.block_on(serve(args, data_dir))
+}
+
+async fn serve(args: McpArgs, data_dir: PathBuf) -> Result<()> {
+    let (_info, broker) = tokio::task::spawn_blocking(move || crate::client::ensure_broker(&data_dir))
+        .await
+        .map_err(|error| Error::internal(error.to_string()))??;
+    let backend = Arc::new(HttpBackend::new(broker.clone(), args.agent_id.clone()));
+    let options = SessionOptions { width: args.width, height: args.height, profile: args.profile.clone() };
+    let server = McpServer::new(backend.clone(), ToolRegistry::standard().catalogue(), options);
+    let service = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|error| Error::internal(format!("MCP handshake failed: {error}")))?;
+    let heartbeat = tokio::spawn(keep_lease_alive(backend.clone(), broker.clone()));
+    let cancel = service.cancellation_token();
+    tokio::select! {
+        _ = service.waiting() => {}
+        _ = shutdown_signal() => cancel.cancel(),
+    }
+    heartbeat.abort();
+    backend.close_all().await;
+    if let Some(lease) = backend.held_lease() {
+        let _ = broker.call_async("DELETE", format!("/v1/leases/{}", lease.lease_id), None).await;
+    }
+    Ok(())
+}
+
+/// Renews the lease (once taken) at a third of its lifetime.
+async fn keep_lease_alive(backend: Arc<HttpBackend>, broker: crate::client::ApiClient) {
+    let mut interval = Duration::from_secs(1);
+    loop {
+        tokio::time::sleep(interval).await;
+        let Some(lease) = backend.held_lease() else { continue };
+        if let Ok(renewed) = broker.call_async("POST", format!("/v1/leases/{}/heartbeat", lease.lease_id), None).await {
+            interval = lifetime(renewed["expires_at"].as_str().unwrap_or(&lease.expires_at)) / 3;
+            interval = interval.clamp(Duration::from_millis(300), Duration::from_secs(60));
+        }
+    }
+}
+
+/// Time from now until an API timestamp.
+fn lifetime(expires_at: &str) -> Duration {
+    let format = time::format_description::well_known::Rfc3339;
+    time::OffsetDateTime::parse(expires_at, &format)
+        .map(|expiry| (expiry - time::OffsetDateTime::now_utc()).max(time::Duration::ZERO))
+        .map(|left| Duration::from_millis(left.whole_milliseconds() as u64))
+        .unwrap_or(Duration::from_secs(60))
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut terminate), Ok(mut interrupt)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = interrupt.recv() => {}
+    }
+}
