@@ -32,3 +32,19 @@ if ! command -v cargo >/dev/null 2>&1; then
   curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
   export PATH="$HOME/.cargo/bin:$PATH"
 fi
+
+# Python tools the tests use: the official MCP SDK (a real MCP client) and schemathesis
+# (fuzzing the OpenAPI spec), pinned, in a virtual environment of their own.
+venv="$HOME/.cache/malo-browser/venv"
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get install -y -qq python3-venv
+fi
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+if ! "$venv/bin/python" -c 'import mcp, schemathesis' >/dev/null 2>&1; then
+  echo "setup: installing the MCP SDK and schemathesis into $venv" >&2
+  "$venv/bin/pip" install -q --disable-pip-version-check mcp==2.3.0 schemathesis==4.32.5
+fi

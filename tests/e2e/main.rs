@@ -10,3 +10,4 @@ mod leaks;
 mod security;
 mod sessions;
 mod tools;
+mod interfaces;

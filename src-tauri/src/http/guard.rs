@@ -71,12 +71,13 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
                 Error::bad_request(format!("could not read the request body: {rejection}"))
             }
         })?;
-        let value: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
+        let mut value: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
             Value::Object(Default::default())
         } else {
             serde_json::from_slice(&bytes)
                 .map_err(|error| Error::bad_request(format!("the body is not valid JSON: {error}")))?
         };
+        crate::tools::whole_floats_to_integers(&mut value);
         serde_json::from_value(value)
             .map(ApiJson)
             .map_err(|error| Error::bad_request(format!("invalid request body: {error}")))

@@ -5,6 +5,7 @@
 mod auth;
 mod error;
 mod guard;
+mod openapi;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -47,6 +48,7 @@ pub struct LeaseState {
 pub fn broker_router(broker: Arc<Broker>, port: u16) -> Router {
     let router = Router::new()
         .route("/v1/health", get(health))
+        .route("/v1/openapi.json", get(|| async { Json(openapi::document(openapi::Endpoint::Broker, &ToolRegistry::standard())) }))
         .route("/v1/leases", post(create_lease).get(list_leases))
         .route("/v1/leases/{id}/heartbeat", post(heartbeat))
         .route("/v1/leases/{id}", delete(release_lease))
@@ -60,6 +62,7 @@ pub fn lease_router(lease: Arc<Lease>, registry: Arc<ToolRegistry>) -> Router {
     let router = Router::new()
         .route("/v1/health", get(health))
         .route("/v1/tools", get(list_tools))
+        .route("/v1/openapi.json", get(|State(state): State<LeaseState>| async move { Json(openapi::document(openapi::Endpoint::Lease, &state.registry)) }))
         .route("/v1/sessions", post(create_session).get(list_sessions))
         .route("/v1/sessions/{id}", get(get_session).delete(close_session))
         .route("/v1/sessions/{id}/navigate", post(navigate))

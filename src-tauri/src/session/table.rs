@@ -24,15 +24,20 @@ const VIEWPORT_RANGE: std::ops::RangeInclusive<u32> = 100..=4096;
 pub struct CreateSession {
     /// A name for people and logs (default `session`).
     #[serde(default)]
+    #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
     /// Viewport width in CSS pixels (default 1280).
     #[serde(default)]
+    #[schemars(range(min = 100, max = 4096))]
     pub width: Option<u32>,
     /// Viewport height in CSS pixels (default 800).
     #[serde(default)]
+    #[schemars(range(min = 100, max = 4096))]
     pub height: Option<u32>,
-    /// A named persistent login profile; omitted or null = anonymous.
+    /// A named persistent login profile; omitted or null = anonymous. Not available yet:
+    /// answered with `E_UNSUPPORTED`, and left out of the published schema until it is.
     #[serde(default)]
+    #[schemars(skip)]
     pub profile: Option<String>,
 }
 

@@ -78,12 +78,14 @@ pub(crate) struct ClickInput {
     button: MouseButton,
     /// 1 (default), 2 for a double click, 3 for a triple click.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 3))]
     click_count: Option<u8>,
     /// Modifier keys held during the click.
     #[serde(default)]
     modifiers: Vec<Modifier>,
     /// Upper bound in ms for waiting for what the click caused (default 1500).
     #[serde(default)]
+    #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
 }
 
@@ -152,6 +154,7 @@ pub(crate) struct HoverInput {
     y: Option<f64>,
     /// Upper bound in ms for waiting for what the hover caused (default 1500).
     #[serde(default)]
+    #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
 }
 
@@ -187,6 +190,7 @@ pub(crate) struct FillInput {
     clear: Option<bool>,
     /// Upper bound in ms for waiting for what the input caused (default 1500).
     #[serde(default)]
+    #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
 }
 
@@ -238,6 +242,7 @@ async fn fill(context: ToolContext, input: FillInput) -> Result<Value> {
 pub(crate) struct PressInput {
     /// A key (`Enter`, `Tab`, `Escape`, `ArrowDown`, `a`, `F5`, ...) or a combination
     /// written `Control+A`.
+    #[schemars(length(min = 1))]
     key: String,
     /// Modifier keys held (also writable in `key`). Meta+A/C/V/X/Z run the editing command
     /// (select all, copy, paste, cut, undo; Meta+Shift+Z redo); other Meta combinations are
@@ -252,6 +257,7 @@ pub(crate) struct PressInput {
     selector: Option<String>,
     /// Upper bound in ms for waiting for what the key caused (default 1500).
     #[serde(default)]
+    #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
 }
 
@@ -363,6 +369,7 @@ pub(crate) struct SelectInput {
     label: Option<OneOrMany>,
     /// Upper bound in ms for waiting for what the change caused (default 1500).
     #[serde(default)]
+    #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
 }
 
@@ -414,6 +421,7 @@ pub(crate) struct CheckInput {
     selector: Option<String>,
     /// Upper bound in ms for waiting for what the click caused (default 1500).
     #[serde(default)]
+    #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
 }
 
@@ -521,6 +529,7 @@ pub(crate) struct DragInput {
     to: DragEnd,
     /// Upper bound in ms for waiting for what the drag caused (default 1500).
     #[serde(default)]
+    #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
 }
 
@@ -579,6 +588,7 @@ pub(crate) struct WaitForInput {
     state: WaitState,
     /// How long to wait in ms (default 5000, max 120000).
     #[serde(default)]
+    #[schemars(range(max = 120000))]
     timeout_ms: Option<u64>,
 }
 
@@ -628,6 +638,7 @@ async fn wait_for(context: ToolContext, input: WaitForInput) -> Result<Value> {
 #[serde(deny_unknown_fields)]
 pub(crate) struct SleepInput {
     /// Milliseconds to wait (max 60000).
+    #[schemars(range(max = 60000))]
     ms: u64,
 }
 

@@ -39,6 +39,7 @@ pub(crate) struct AssertInput {
     selector: Option<String>,
     /// Retry until this many ms have passed (default 5000, max 60000).
     #[serde(default)]
+    #[schemars(range(max = 60000))]
     timeout_ms: Option<u64>,
 }
 

@@ -15,6 +15,7 @@ pub(crate) struct EventsInput {
     pub after: u64,
     /// At most this many events (1-1000, default 200).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<usize>,
 }
 

@@ -14,9 +14,11 @@ pub(crate) struct HistoryInput {
     pub action: HistoryAction,
     /// Upper bound in ms for waiting until the page is quiet (default 3000, max 60000).
     #[serde(default)]
+    #[schemars(range(max = 60000))]
     pub settle_ms: Option<u64>,
     /// Upper bound in ms for the load itself (default 30000, max 120000).
     #[serde(default)]
+    #[schemars(range(max = 120000))]
     pub timeout_ms: Option<u64>,
 }
 

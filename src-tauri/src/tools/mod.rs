@@ -76,7 +76,8 @@ impl Tool {
         let handler: Handler = Arc::new(move |context, raw| {
             let handle = handle.clone();
             Box::pin(async move {
-                let raw = if raw.is_null() { json!({}) } else { raw };
+                let mut raw = if raw.is_null() { json!({}) } else { raw };
+                whole_floats_to_integers(&mut raw);
                 let input: Input = serde_json::from_value(raw).map_err(|error| {
                     Error::bad_request(format!("invalid input for {name}: {error}"))
                 })?;
@@ -162,6 +163,22 @@ impl ToolRegistry {
             session.touch();
         }
         result
+    }
+}
+
+/// `5.0` -> `5`: JSON does not tell the two apart, and clients (and models) send either.
+pub(crate) fn whole_floats_to_integers(value: &mut Value) {
+    match value {
+        Value::Number(number) if number.is_f64() => {
+            if let Some(float) = number.as_f64() {
+                if float.fract() == 0.0 && float.abs() < 9.0e15 {
+                    *value = if float < 0.0 { json!(float as i64) } else { json!(float as u64) };
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_floats_to_integers),
+        Value::Object(object) => object.values_mut().for_each(whole_floats_to_integers),
+        _ => {}
     }
 }
 

@@ -14,9 +14,11 @@ pub(crate) struct NavigateInput {
     pub url: String,
     /// Upper bound in ms for waiting, after load, until the DOM and network are quiet (default 3000, max 60000).
     #[serde(default)]
+    #[schemars(range(max = 60000))]
     pub settle_ms: Option<u64>,
     /// Upper bound in ms for the load itself (default 30000, max 120000).
     #[serde(default)]
+    #[schemars(range(max = 120000))]
     pub timeout_ms: Option<u64>,
 }
 

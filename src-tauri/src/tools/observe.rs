@@ -31,6 +31,7 @@ pub(crate) struct ObserveInput {
     pub mode: ObserveMode,
     /// Characters of visible text in the summary (0-100000, default 2000).
     #[serde(default)]
+    #[schemars(range(max = 100000))]
     pub max_chars: Option<usize>,
 }
 

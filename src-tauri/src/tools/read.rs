@@ -38,6 +38,7 @@ pub(crate) struct ExtractInput {
     attribute: Option<String>,
     /// Characters per value at most (default 4000, max 200000).
     #[serde(default)]
+    #[schemars(range(max = 200000))]
     max_chars: Option<usize>,
     /// Every match (up to 200) instead of the first.
     #[serde(default)]
@@ -50,6 +51,7 @@ pub(crate) struct ExtractInput {
 pub(crate) struct EvaluateInput {
     /// A JavaScript expression (or a function body with `return`), run in the page's own
     /// world; promises are awaited. Its value must be JSON-representable.
+    #[schemars(length(min = 1))]
     expression: String,
 }
 

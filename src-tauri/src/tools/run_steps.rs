@@ -21,6 +21,7 @@ const SECRET_FIELDS: [&str; 4] = ["text", "password", "username", "prompt_text"]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RunStepsInput {
     /// Steps: each an object with `type` (a tool name) and that tool's input fields.
+    #[schemars(length(min = 1, max = 200))]
     steps: Vec<Map<String, Value>>,
     /// Stop at the first failed step (default true).
     #[serde(default)]

@@ -42,9 +42,11 @@ pub(crate) struct SnapshotInput {
     pub(crate) format: SnapshotFormat,
     /// Characters of visible page text to include (default 4000, max 200000; 0 = none).
     #[serde(default)]
+    #[schemars(range(max = 200000))]
     pub(crate) max_chars: Option<usize>,
     /// Interactive elements to include at most (default 500, max 5000).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 5000))]
     pub(crate) max_items: Option<usize>,
     /// Only what changed since this session's previous snapshot (added, removed and
     /// changed elements; text and title when they changed).
