@@ -126,6 +126,8 @@ async fn point_or_element(
             Ok((x, y, json!({ "x": x, "y": y })))
         }
         (None, None, true) => {
+            // Focus settles first (see the engine's Input), then the element is measured.
+            context.session.engine.input(&context.session.id, Vec::new()).await?;
             let located = locate(context, element, true).await?;
             check_actionable(&located, need_enabled)?;
             Ok((located.x, located.y, located.summary()))
@@ -428,6 +430,7 @@ pub(crate) struct CheckInput {
 async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> Result<Value> {
     let name = if wanted { "check" } else { "uncheck" };
     let settle = page::settle_budget(input.settle_ms)?;
+    context.session.engine.input(&context.session.id, Vec::new()).await?;
     let located = locate(&context, &target(&input.element_ref, &input.selector), true).await?;
     let Some(checked) = located.info["checked"].as_bool() else {
         return Err(Error::bad_request(format!("{name} works on checkboxes, radios and switches")));

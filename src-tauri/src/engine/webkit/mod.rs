@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use tokio::sync::mpsc::UnboundedReceiver;
+use gtk::prelude::WidgetExt;
 use webkit2gtk::WebViewExt;
 
 use self::tab::Tab;
@@ -121,6 +122,12 @@ impl Engine {
                 let result = self.active_tab(&session_id).and_then(|tab| {
                     tab.ensure_open()?;
                     let mark = tab.load.borrow().started;
+                    // The webview must hold focus inside its host before input arrives: a
+                    // button press would otherwise take it, and WebKit would scroll the page
+                    // to reveal the focused element between our locate and the click.
+                    if !tab.view.is_focus() {
+                        tab.view.grab_focus();
+                    }
                     input::deliver(&tab.view, &events)?;
                     Ok(mark)
                 });
