@@ -90,6 +90,7 @@ fn main() {
     session.close();
 
     page_tools(&lease, &fixtures, shared);
+    mcp(&daemon, &lease, &fixtures);
 
     // Memory: PSS of the daemon and all its WebKit processes, per extra session.
     println!();
@@ -190,6 +191,56 @@ fn page_tools(lease: &Lease, fixtures: &Fixtures, shared: bool) {
     report("fill an input by ref, incl. settle (a)", &fills);
     println!("(Playwright MCP: click 71 ms, type 25 ms)");
     session.close();
+}
+
+/// MCP: the overhead of a trivial tool call over stdio against the same call over HTTP,
+/// and the time from `malo mcp` start to a first successful navigate.
+fn mcp(daemon: &Daemon, lease: &Lease, fixtures: &Fixtures) {
+    println!();
+    let session = lease.session();
+    let mut agent = McpProcess::start(daemon, "bench-mcp");
+    agent.call("browser_navigate", json!({ "url": fixtures.url("/f/hello.html") }));
+    let (mut over_http, mut over_mcp) = (Vec::new(), Vec::new());
+    for _ in 0..200 {
+        let begun = Instant::now();
+        assert_eq!(session.tool("events", json!({ "limit": 1 })).status, 200);
+        over_http.push(begun.elapsed());
+        let begun = Instant::now();
+        let (failed, _) = agent.call("browser_events", json!({ "limit": 1 }));
+        assert!(!failed);
+        over_mcp.push(begun.elapsed());
+    }
+    report("trivial tool call over HTTP (events)", &over_http);
+    report("the same call over MCP stdio", &over_mcp);
+    println!("MCP stdio overhead (median difference): {:.2} ms", median_p95(&over_mcp).0 - median_p95(&over_http).0);
+    drop(agent);
+    session.close();
+
+    let mut warm = Vec::new();
+    for index in 0..5 {
+        let begun = Instant::now();
+        let mut agent = McpProcess::start(daemon, &format!("bench-start-{index}"));
+        let (failed, text) = agent.call("browser_navigate", json!({ "url": fixtures.url("/f/hello.html") }));
+        assert!(!failed, "{text}");
+        warm.push(begun.elapsed());
+    }
+    report("malo mcp start -> first navigate (daemon up)", &warm);
+    let mut cold = Vec::new();
+    for _ in 0..3 {
+        let dir = TempDir::new("bench-cold");
+        let begun = Instant::now();
+        let mut agent = McpProcess::start_in(&dir.0, "bench-cold");
+        let (failed, text) = agent.call("browser_navigate", json!({ "url": fixtures.url("/f/hello.html") }));
+        assert!(!failed, "{text}");
+        cold.push(begun.elapsed());
+        drop(agent);
+        if let Some(pid) = serde_json::from_slice::<Value>(&std::fs::read(dir.0.join("broker.json")).unwrap_or_default()).ok().and_then(|info| info["pid"].as_u64()) {
+            signal(pid as u32, "TERM");
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+    report("malo mcp start -> first navigate (no daemon)", &cold);
+    println!("(Playwright MCP cold start to first navigate: 1,251 ms)");
 }
 
 fn median_p95(samples: &[Duration]) -> (f64, f64) {

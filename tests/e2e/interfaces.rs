@@ -2,72 +2,12 @@
 //! Python MCP SDK), Streamable HTTP MCP at `/mcp`, two agents at once, the CLI, and
 //! schemathesis against `/v1/openapi.json`.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::harness::*;
-
-/// A `malo mcp` process spoken to in newline-delimited JSON-RPC.
-pub struct McpProcess {
-    pub child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-}
-
-impl McpProcess {
-    pub fn start(daemon: &Daemon, agent_id: &str) -> McpProcess {
-        let mut child = Command::new(malo_binary())
-            .args(["mcp", "--data-dir"])
-            .arg(&daemon.data_dir)
-            .args(["--agent-id", agent_id])
-            .env("DISPLAY", display())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        watchdog(child.id());
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut process = McpProcess { child, stdin, stdout, next_id: 0 };
-        let initialized = process.request("initialize", json!({
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": agent_id, "version": "1" }
-        }));
-        assert!(initialized["serverInfo"].is_object(), "{initialized}");
-        process.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
-        process
-    }
-
-    fn send(&mut self, message: Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    pub fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        loop {
-            let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "malo mcp closed stdout");
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id {
-                return message["result"].clone();
-            }
-        }
-    }
-
-    /// Calls a tool; returns (is_error, first text content).
-    pub fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
-        let result = self.request("tools/call", json!({ "name": tool, "arguments": arguments }));
-        let text = result["content"].as_array().into_iter().flatten().find(|block| block["type"] == "text");
-        (result["isError"] == true, text.and_then(|block| block["text"].as_str()).unwrap_or("").to_string())
-    }
-}
 
 fn leases(daemon: &Daemon) -> Vec<String> {
     let listed = request(daemon.port, "GET", "/v1/leases", &daemon.broker_headers(), None);
@@ -158,7 +98,7 @@ fn two_mcp_agents_are_isolated_and_a_killed_one_is_reclaimed() {
     assert!(eventually(Duration::from_secs(6), || leases(&daemon) == ["agent-b"]), "{:?}", leases(&daemon));
     let (failed, text) = agent_b.call("browser_snapshot", json!({}));
     assert!(!failed && text.contains("page: echo"), "{text}");
-    drop(agent_b.stdin);
+    agent_b.close_input();
     assert!(wait_exit(&mut agent_b.child, Duration::from_secs(10)).is_some(), "malo mcp exits when stdin closes");
     assert!(eventually(Duration::from_secs(5), || leases(&daemon).is_empty()));
 }
