@@ -543,19 +543,27 @@ async fn drag(context: ToolContext, input: DragInput) -> Result<Value> {
     let to_target = target(&input.to.element_ref, &input.to.selector);
     let (to_x, to_y, to) = point_or_element(&context, &to_target, input.to.x, input.to.y, false).await?;
     let modifiers = Modifiers::default();
-    let mut events = vec![
+    // Three batches with a pause between, as a hand moves: WebKit handles the press before
+    // the moves that drag, and the moves before the release.
+    const STEPS: u32 = 8;
+    let press = vec![
         InputEvent::MouseMove { x: from_x, y: from_y, modifiers },
         InputEvent::MouseDown { x: from_x, y: from_y, button: MouseButton::Left, modifiers },
     ];
-    const STEPS: u32 = 8;
-    for step in 1..=STEPS {
-        let fraction = step as f64 / STEPS as f64;
-        let (x, y) = (from_x + (to_x - from_x) * fraction, from_y + (to_y - from_y) * fraction);
-        events.push(InputEvent::MouseMove { x, y, modifiers });
-    }
-    events.push(InputEvent::MouseUp { x: to_x, y: to_y, button: MouseButton::Left, modifiers });
+    let moves: Vec<InputEvent> = (1..=STEPS)
+        .map(|step| {
+            let fraction = step as f64 / STEPS as f64;
+            InputEvent::MouseMove { x: from_x + (to_x - from_x) * fraction, y: from_y + (to_y - from_y) * fraction, modifiers }
+        })
+        .collect();
+    let release = vec![InputEvent::MouseUp { x: to_x, y: to_y, button: MouseButton::Left, modifiers }];
     let event_mark = page::event_mark(&context);
-    let load_mark = context.session.engine.input(&context.session.id, events).await?;
+    let session = &context.session;
+    let load_mark = session.engine.input(&session.id, press).await?;
+    for batch in [moves, release] {
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        session.engine.input(&session.id, batch).await?;
+    }
     page::finish(&context, "drag", json!({ "from": from, "to": to }), load_mark, event_mark, settle).await
 }
 
