@@ -29,6 +29,12 @@ pub enum ErrorCode {
     Covered,
     /// An assertion did not hold (reported inside an HTTP 200 result).
     AssertionFailed,
+    /// The profile is used by an open session.
+    ProfileLocked,
+    /// No such profile.
+    ProfileNotFound,
+    /// There are already 64 profiles.
+    ProfileLimit,
     /// No such lease.
     LeaseNotFound,
     /// No such session (or it was closed).
@@ -76,6 +82,9 @@ impl ErrorCode {
             ErrorCode::Disabled => "E_DISABLED",
             ErrorCode::Covered => "E_COVERED",
             ErrorCode::AssertionFailed => "E_ASSERTION_FAILED",
+            ErrorCode::ProfileLocked => "E_PROFILE_LOCKED",
+            ErrorCode::ProfileNotFound => "E_PROFILE_NOT_FOUND",
+            ErrorCode::ProfileLimit => "E_PROFILE_LIMIT",
             ErrorCode::LeaseNotFound => "E_LEASE_NOT_FOUND",
             ErrorCode::SessionNotFound => "E_SESSION_NOT_FOUND",
             ErrorCode::UnknownTool => "E_UNKNOWN_TOOL",
@@ -104,12 +113,18 @@ impl ErrorCode {
             | ErrorCode::NotFound
             | ErrorCode::LeaseNotFound
             | ErrorCode::SessionNotFound
-            | ErrorCode::UnknownTool => 404,
+            | ErrorCode::UnknownTool
+            | ErrorCode::ProfileNotFound => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
             ErrorCode::ScriptError => 422,
-            ErrorCode::StaleRef | ErrorCode::NotVisible | ErrorCode::Disabled | ErrorCode::Covered => 409,
+            ErrorCode::StaleRef
+            | ErrorCode::NotVisible
+            | ErrorCode::Disabled
+            | ErrorCode::Covered
+            | ErrorCode::ProfileLocked
+            | ErrorCode::ProfileLimit => 409,
             ErrorCode::AssertionFailed => 200,
             ErrorCode::TooManySessions => 429,
             ErrorCode::Unsupported => 501,
@@ -128,7 +143,10 @@ impl ErrorCode {
     }
 
     /// Every code, for documentation and tests.
-    pub const ALL: [ErrorCode; 26] = [
+    pub const ALL: [ErrorCode; 29] = [
+        ErrorCode::ProfileLocked,
+        ErrorCode::ProfileNotFound,
+        ErrorCode::ProfileLimit,
         ErrorCode::NoRoute,
         ErrorCode::StaleRef,
         ErrorCode::NotVisible,

@@ -11,3 +11,4 @@ mod security;
 mod sessions;
 mod tools;
 mod interfaces;
+mod profiles;

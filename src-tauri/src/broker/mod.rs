@@ -146,6 +146,8 @@ pub struct Broker {
     registry: Arc<ToolRegistry>,
     /// Notified when leases or sessions change (the tray listens).
     pub changes: Arc<Notify>,
+    /// The daemon's named profiles.
+    pub profiles: Arc<crate::session::ProfileStore>,
     // A std mutex: map operations and a non-blocking bind, never held across an await.
     leases: Mutex<HashMap<String, Arc<Lease>>>,
     shutting_down: AtomicBool,
@@ -155,6 +157,7 @@ impl Broker {
     /// A broker with no leases.
     pub fn new(settings: Settings, engine: EngineHandle, registry: Arc<ToolRegistry>) -> Broker {
         Broker {
+            profiles: Arc::new(crate::session::ProfileStore::new(settings.data_dir.join("profiles"))),
             settings,
             token: Token::generate(),
             engine,
@@ -192,6 +195,7 @@ impl Broker {
             self.engine.clone(),
             self.seq.clone(),
             self.changes.clone(),
+            self.profiles.clone(),
         ));
         let lease = Arc::new(Lease {
             id: id.clone(),

@@ -64,6 +64,8 @@ pub fn lease_router(lease: Arc<Lease>, registry: Arc<ToolRegistry>) -> Router {
         .route("/v1/tools", get(list_tools))
         .route("/v1/openapi.json", get(|State(state): State<LeaseState>| async move { Json(openapi::document(openapi::Endpoint::Lease, &state.registry)) }))
         .route("/v1/sessions", post(create_session).get(list_sessions))
+        .route("/v1/profiles", get(list_profiles))
+        .route("/v1/profiles/{name}", delete(delete_profile))
         .route("/v1/sessions/{id}", get(get_session).delete(close_session))
         .route("/v1/sessions/{id}/navigate", post(navigate))
         .route("/v1/sessions/{id}/observe", get(observe))
@@ -172,6 +174,15 @@ async fn create_session(
     // The one time the session token is shown.
     body["session_token"] = Value::String(session.token.expose().to_string());
     Ok(Json(body))
+}
+
+async fn list_profiles(State(state): State<LeaseState>, _auth: LeaseAuth) -> Json<Value> {
+    Json(json!({ "profiles": state.lease.sessions.profiles().list() }))
+}
+
+async fn delete_profile(State(state): State<LeaseState>, _auth: LeaseAuth, Path(name): Path<String>) -> Result<Json<Value>> {
+    state.lease.sessions.profiles().delete(&name)?;
+    Ok(Json(json!({ "ok": true, "name": name, "deleted": true })))
 }
 
 async fn list_sessions(State(state): State<LeaseState>, _auth: LeaseAuth) -> Json<Value> {

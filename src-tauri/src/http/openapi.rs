@@ -152,6 +152,14 @@ fn lease_paths(paths: &mut Map<String, Value>, schemas: &mut Map<String, Value>,
         "post": secured(operation("create_session", "Open a hidden, isolated session (its token is shown once)", Some(create_input), Vec::new(), json!({ "$ref": "#/components/schemas/CreatedSession" }), true), &["lease"]),
         "get": secured(operation("list_sessions", "List the lease's sessions", None, Vec::new(), list, true), &["lease"]),
     }));
+    let profiles = json!({ "type": "object", "required": ["profiles"], "properties": { "profiles": { "type": "array", "items": {
+        "type": "object", "required": ["name", "sessions", "size_bytes"],
+        "properties": { "name": { "type": "string" }, "sessions": { "type": "integer" }, "size_bytes": { "type": "integer" } } } } } });
+    paths.insert("/v1/profiles".into(), json!({ "get": secured(operation("list_profiles", "List named login profiles", None, Vec::new(), profiles, true), &["lease"]) }));
+    paths.insert("/v1/profiles/{name}".into(), json!({
+        "delete": secured(operation("delete_profile", "Delete a profile no session uses (409 E_PROFILE_LOCKED otherwise)", None, vec![path_parameter("name", "Profile name")],
+            json!({ "type": "object", "required": ["ok", "name", "deleted"], "properties": { "ok": { "type": "boolean" }, "name": { "type": "string" }, "deleted": { "type": "boolean" } } }), true), &["lease"]),
+    }));
     let id = path_parameter("id", "Session id");
     let session = |operation: Value| secured(operation, &["lease", "session"]);
     paths.insert("/v1/sessions/{id}".into(), json!({

@@ -2,7 +2,10 @@
 //! storage, cache, downloads, artifacts and event log) that owns tabs; the engine hosts
 //! it, this module keeps its identity, token, directories and idle clock.
 
+mod profiles;
 mod table;
+
+pub use profiles::{ProfileInfo, ProfileStore, MAX_PROFILES};
 
 pub use table::{remove_dir_eventually, CreateSession, SessionTable};
 

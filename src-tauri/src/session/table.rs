@@ -34,10 +34,11 @@ pub struct CreateSession {
     #[serde(default)]
     #[schemars(range(min = 100, max = 4096))]
     pub height: Option<u32>,
-    /// A named persistent login profile; omitted or null = anonymous. Not available yet:
-    /// answered with `E_UNSUPPORTED`, and left out of the published schema until it is.
+    /// A named persistent login profile (lowercase letters, digits, `.`, `_`, `-`; at most
+    /// 64 characters): sessions with the same profile share cookies and storage, which
+    /// outlive the session and the daemon. Omitted or null: an anonymous session.
     #[serde(default)]
-    #[schemars(skip)]
+    #[schemars(length(min = 1, max = 64), regex(pattern = r"^[a-z0-9._-]+$"))]
     pub profile: Option<String>,
 }
 
@@ -50,6 +51,7 @@ pub struct SessionTable {
     engine: EngineHandle,
     seq: Arc<SeqCounter>,
     changed: Arc<Notify>,
+    profiles: Arc<super::ProfileStore>,
     // A std mutex: lookups and inserts only, never held across an await.
     state: Mutex<TableState>,
 }
@@ -71,8 +73,14 @@ impl SessionTable {
         engine: EngineHandle,
         seq: Arc<SeqCounter>,
         changed: Arc<Notify>,
+        profiles: Arc<super::ProfileStore>,
     ) -> SessionTable {
-        SessionTable { lease_id, lease_dir, max_sessions, engine, seq, changed, state: Mutex::default() }
+        SessionTable { lease_id, lease_dir, max_sessions, engine, seq, changed, profiles, state: Mutex::default() }
+    }
+
+    /// The daemon's profiles.
+    pub fn profiles(&self) -> &Arc<super::ProfileStore> {
+        &self.profiles
     }
 
     /// Opens a session. Over the limit: `E_TOO_MANY_SESSIONS` (429).
@@ -90,14 +98,11 @@ impl SessionTable {
         if name.is_empty() || name.chars().count() > 128 || name.chars().any(char::is_control) {
             return Err(Error::bad_request("name must be 1 to 128 printable characters"));
         }
-        if request.profile.is_some() {
-            return Err(Error::new(
-                ErrorCode::Unsupported,
-                "named profiles are not available in this version; omit profile for an anonymous session",
-            ));
+        if let Some(profile) = &request.profile {
+            super::ProfileStore::check_name(profile)?;
         }
         self.reserve_slot()?;
-        let result = self.open(name, width, height).await;
+        let result = self.open(name, width, height, request.profile).await;
         let lease_released = {
             let mut state = self.state.lock().expect("session table poisoned");
             state.opening -= 1;
@@ -134,11 +139,20 @@ impl SessionTable {
         Ok(())
     }
 
-    async fn open(&self, name: String, width: u32, height: u32) -> Result<Arc<Session>> {
+    async fn open(&self, name: String, width: u32, height: u32, profile: Option<String>) -> Result<Arc<Session>> {
         let id = format!("sess-{}", random_hex(8));
-        let dirs = SessionDirs::new(&self.lease_dir, &id);
+        let mut dirs = SessionDirs::new(&self.lease_dir, &id);
         dirs.create()
             .map_err(|error| Error::internal(format!("cannot create the session directories: {error}")))?;
+        if let Some(profile) = &profile {
+            match self.profiles.acquire(profile) {
+                Ok(profile_dir) => dirs.web_data = profile_dir,
+                Err(error) => {
+                    let _ = std::fs::remove_dir_all(&dirs.root);
+                    return Err(error);
+                }
+            }
+        }
         let events = Arc::new(EventLog::new(self.seq.clone()));
         let page = Arc::new(PageState::default());
         page.set_url("about:blank");
@@ -152,10 +166,13 @@ impl SessionTable {
         };
         if let Err(error) = self.engine.open(spec).await {
             let _ = std::fs::remove_dir_all(&dirs.root);
+            if let Some(profile) = &profile {
+                self.profiles.release(profile);
+            }
             return Err(error);
         }
         events.push("session_created", None, serde_json::json!({ "name": name, "width": width, "height": height }));
-        tracing::info!(session = %id, lease = %self.lease_id, %name, "session opened");
+        tracing::info!(session = %id, lease = %self.lease_id, %name, profile = profile.as_deref().unwrap_or("-"), "session opened");
         Ok(Arc::new(Session {
             id,
             name,
@@ -163,7 +180,7 @@ impl SessionTable {
             token: Token::generate(),
             width,
             height,
-            profile: None,
+            profile,
             dirs,
             events,
             page,
@@ -210,7 +227,11 @@ impl SessionTable {
         if let Err(error) = self.engine.close(&session.id).await {
             tracing::warn!(session = %session.id, %error, "engine close failed");
         }
+        // The session's own directory goes; a profile's data stays for its next session.
         remove_dir_eventually(session.dirs.root.clone());
+        if let Some(profile) = &session.profile {
+            self.profiles.release(profile);
+        }
     }
 
     /// Closes every session and refuses new ones (lease release or expiry).

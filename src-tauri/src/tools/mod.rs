@@ -14,6 +14,7 @@ mod history;
 mod navigate;
 mod observe;
 pub(crate) mod page;
+mod profiles;
 mod read;
 mod run_steps;
 mod snapshot;
@@ -121,7 +122,7 @@ impl ToolRegistry {
         let mut tools = vec![navigate::tool(), history::tool(), snapshot::tool(), observe::tool()];
         tools.extend(read::tools());
         tools.extend(actions::tools());
-        tools.extend([dialog::tool(), assert::tool(), run_steps::tool(), events::tool(), close::tool()]);
+        tools.extend([dialog::tool(), assert::tool(), run_steps::tool(), profiles::tool(), events::tool(), close::tool()]);
         ToolRegistry { tools }
     }
 

@@ -12,6 +12,7 @@ mod tab;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::rc::Rc;
 
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -49,13 +50,15 @@ pub fn start(mut receiver: UnboundedReceiver<Command>) {
 #[derive(Default)]
 struct Engine {
     sessions: RefCell<HashMap<String, Rc<HostedSession>>>,
+    /// One WebKit context per data directory: sessions of the same profile share theirs
+    /// (cookies, storage, one network process); an anonymous session has its own.
+    contexts: RefCell<HashMap<PathBuf, Rc<RefCell<wry::WebContext>>>>,
 }
 
 /// One session on the engine side: its WebKit context and the tabs that share it.
 struct HostedSession {
-    /// The context every tab of the session shares. Dropped after the tabs, on close:
-    /// while it lives, its network process lives.
-    context: RefCell<Option<wry::WebContext>>,
+    /// The data directory of its context.
+    data_dir: PathBuf,
     tabs: RefCell<Vec<Rc<Tab>>>,
 }
 
@@ -66,11 +69,10 @@ impl HostedSession {
         })
     }
 
-    fn shutdown(&self) {
+    fn close_tabs(&self) {
         for tab in self.tabs.borrow_mut().drain(..) {
             tab.close();
         }
-        drop(self.context.borrow_mut().take());
     }
 }
 
@@ -181,12 +183,22 @@ impl Engine {
         std::fs::create_dir_all(&spec.web_data_dir).map_err(|error| {
             Error::internal(format!("cannot create the session's web data directory: {error}"))
         })?;
-        let mut context = wry::WebContext::new(Some(spec.web_data_dir.clone()));
-        let tab = Rc::new(Tab::open(&mut context, &spec, tab::first_tab_id())?);
-        let session = HostedSession {
-            context: RefCell::new(Some(context)),
-            tabs: RefCell::new(vec![tab.clone()]),
+        let context = self
+            .contexts
+            .borrow_mut()
+            .entry(spec.web_data_dir.clone())
+            .or_insert_with(|| Rc::new(RefCell::new(wry::WebContext::new(Some(spec.web_data_dir.clone())))))
+            .clone();
+        let opened = Tab::open(&mut context.borrow_mut(), &spec, tab::first_tab_id());
+        let tab = match opened {
+            Ok(tab) => Rc::new(tab),
+            Err(error) => {
+                drop(context);
+                self.release_context(&spec.web_data_dir);
+                return Err(error);
+            }
         };
+        let session = HostedSession { data_dir: spec.web_data_dir.clone(), tabs: RefCell::new(vec![tab.clone()]) };
         self.sessions.borrow_mut().insert(spec.session_id.clone(), Rc::new(session));
         if let Err(error) = tab.wait_until_idle(std::time::Duration::from_secs(10)).await {
             let _ = self.close(&spec.session_id);
@@ -200,16 +212,28 @@ impl Engine {
         let session = self.sessions.borrow_mut().remove(session_id).ok_or_else(|| {
             Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in the engine"))
         })?;
-        session.shutdown();
+        session.close_tabs();
+        self.release_context(&session.data_dir);
         tracing::debug!(session = %session_id, "engine closed session");
         Ok(())
+    }
+
+    /// Drops a context once no session uses it: its network process exits (and writes
+    /// what it holds) as it goes.
+    fn release_context(&self, data_dir: &std::path::Path) {
+        let in_use = self.sessions.borrow().values().any(|session| session.data_dir == data_dir);
+        if !in_use {
+            let context = self.contexts.borrow_mut().remove(data_dir);
+            drop(context);
+        }
     }
 
     fn close_all(&self) {
         let sessions: Vec<_> = self.sessions.borrow_mut().drain().collect();
         for (_, session) in sessions {
-            session.shutdown();
+            session.close_tabs();
         }
+        self.contexts.borrow_mut().clear();
     }
 
     fn active_tab(&self, session_id: &str) -> Result<Rc<Tab>> {
