@@ -556,6 +556,14 @@ fn fixture_router(seen: Arc<Mutex<Vec<Seen>>>, static_dir: Option<PathBuf>) -> a
         tokio::time::sleep(Duration::from_millis(ms)).await;
         Html(format!("<title>slow {ms}</title>slow")).into_response()
     }
+    async fn login(axum::Form(form): axum::Form<HashMap<String, String>>) -> Response {
+        if form.get("user").map(String::as_str) == Some("demo") && form.get("pass").map(String::as_str) == Some("s3cret-pass") {
+            (StatusCode::SEE_OTHER, [(header::LOCATION, "/f/welcome.html"), (header::SET_COOKIE, "session=signed-in; Path=/; Max-Age=3600")], "").into_response()
+        } else {
+            let page = fixture("login.html").unwrap().replace("<form", "<p class=\"error\">Invalid username or password.</p><form");
+            Html(page).into_response()
+        }
+    }
     async fn record(State(seen): State<Arc<Mutex<Vec<Seen>>>>, request: Request, next: axum::middleware::Next) -> Response {
         let seen_now = {
             let header_text = |name: header::HeaderName| {
@@ -594,6 +602,7 @@ fn fixture_router(seen: Arc<Mutex<Vec<Seen>>>, static_dir: Option<PathBuf>) -> a
         .route("/echo", get(|| async { Html("<title>echo</title>echo") }))
         .route("/status/{code}", get(status))
         .route("/slow", get(slow))
+        .route("/login", axum::routing::post(login))
         .layer(axum::middleware::from_fn_with_state(seen.clone(), record))
         .with_state(seen)
 }
@@ -610,6 +619,8 @@ fn fixture(name: &str) -> Option<&'static str> {
         "actions.html" => include_str!("../fixtures/actions.html"),
         "frame.html" => include_str!("../fixtures/frame.html"),
         "hostile.html" => include_str!("../fixtures/hostile.html"),
+        "login.html" => include_str!("../fixtures/login.html"),
+        "welcome.html" => include_str!("../fixtures/welcome.html"),
         _ => return None,
     })
 }

@@ -12,3 +12,4 @@ mod sessions;
 mod tools;
 mod interfaces;
 mod profiles;
+mod login;

@@ -11,6 +11,7 @@ mod close;
 mod dialog;
 mod events;
 mod history;
+mod login;
 mod navigate;
 mod observe;
 pub(crate) mod page;
@@ -122,7 +123,7 @@ impl ToolRegistry {
         let mut tools = vec![navigate::tool(), history::tool(), snapshot::tool(), observe::tool()];
         tools.extend(read::tools());
         tools.extend(actions::tools());
-        tools.extend([dialog::tool(), assert::tool(), run_steps::tool(), profiles::tool(), events::tool(), close::tool()]);
+        tools.extend([dialog::tool(), assert::tool(), run_steps::tool(), login::tool(), profiles::tool(), events::tool(), close::tool()]);
         ToolRegistry { tools }
     }
 

@@ -1,0 +1,193 @@
+//! `login`: sign in with a username and password the agent passes once. Fields and the
+//! submit control are detected (or given as selectors); the outcome is judged by, in
+//! order, `success_url_contains`, `success_selector`, the password field going away, the
+//! URL changing, the page text changing; an error message (`error_selector` or common
+//! error text) answers `reason: "login_error"` at once, without retrying.
+//!
+//! Credentials live only in this call's memory: they are typed into the page and never
+//! written to a log, an event, a file or a response.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::page::{self, agent, check_actionable, locate, ElementTarget};
+use super::{millis, Tool, ToolContext};
+use crate::engine::{InputEvent, Modifiers, MouseButton};
+use crate::error::{Error, Result};
+
+/// A secret string: deserialised like a string, never printed.
+#[derive(Clone, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub(crate) struct SecretText(String);
+
+impl fmt::Debug for SecretText {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("[redacted]")
+    }
+}
+
+/// How to log in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum LoginMode {
+    /// Fill username and password, submit, judge the outcome.
+    Password,
+}
+
+/// Input of `login`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LoginInput {
+    /// `password`.
+    mode: LoginMode,
+    /// The username (omit when the form has none).
+    #[serde(default)]
+    username: Option<SecretText>,
+    /// The password.
+    password: SecretText,
+    /// The username field, when detection is not enough.
+    #[serde(default)]
+    username_selector: Option<String>,
+    /// The password field, when detection is not enough.
+    #[serde(default)]
+    password_selector: Option<String>,
+    /// The submit control, when detection is not enough (default: the form's submit
+    /// button, else Enter in the password field).
+    #[serde(default)]
+    submit_selector: Option<String>,
+    /// Success when the URL contains this.
+    #[serde(default)]
+    success_url_contains: Option<String>,
+    /// Success when this selector is visible.
+    #[serde(default)]
+    success_selector: Option<String>,
+    /// Failure when this selector is visible.
+    #[serde(default)]
+    error_selector: Option<String>,
+    /// How long to wait for the outcome in ms (default 15000, max 120000).
+    #[serde(default)]
+    #[schemars(range(max = 120000))]
+    timeout_ms: Option<u64>,
+}
+
+pub(super) fn tool() -> Tool {
+    Tool::new(
+        "login",
+        "Log in with a username and password given once (never stored, logged or echoed): detects the fields and submit control (or takes selectors), submits, and reports success (with the signal that decided it) or reason login_error / timeout. The session's profile keeps the login when it has one.",
+        |context: ToolContext, input: LoginInput| async move {
+            let _guard = context.session.tool_lock.lock().await;
+            match input.mode {
+                LoginMode::Password => password_login(&context, input).await,
+            }
+        },
+    )
+}
+
+async fn password_login(context: &ToolContext, input: LoginInput) -> Result<Value> {
+    let timeout = millis(input.timeout_ms, 15_000, 120_000, "timeout_ms")?;
+    let form = agent(context, &[], "login_form", json!({
+        "username_selector": input.username_selector, "password_selector": input.password_selector, "submit_selector": input.submit_selector,
+    }))
+    .await?;
+    let start_url = form["url"].as_str().unwrap_or("").to_string();
+    let start_text = form["text_length"].as_u64().unwrap_or(0);
+    let before = agent(context, &[], "login_state", json!({ "password": form["password"], "error_selector": Value::Null })).await?;
+    let errors_before = before["errors_now"].clone();
+
+    if let Some(username) = &input.username {
+        let field = form["username"].as_u64().ok_or_else(|| {
+            Error::new(crate::error::ErrorCode::NotFound, "no username field found; pass username_selector")
+        })?;
+        fill(context, field, &username.0).await?;
+    }
+    fill(context, form["password"].as_u64().unwrap_or(0), &input.password.0).await?;
+    let session = &context.session;
+    match form["submit"].as_u64() {
+        Some(submit) => {
+            let located = locate(context, &reference(submit), true).await?;
+            check_actionable(&located, true)?;
+            let (x, y, modifiers) = (located.x, located.y, Modifiers::default());
+            session.engine.input(&session.id, vec![
+                InputEvent::MouseMove { x, y, modifiers },
+                InputEvent::MouseDown { x, y, button: MouseButton::Left, modifiers },
+                InputEvent::MouseUp { x, y, button: MouseButton::Left, modifiers },
+            ]).await?;
+        }
+        None => {
+            let enter = crate::engine::keyval("Enter").unwrap_or(0);
+            let stroke = crate::engine::KeyStroke { keyval: enter, modifiers: Modifiers::default() };
+            session.engine.input(&session.id, vec![InputEvent::KeyDown(stroke), InputEvent::KeyUp(stroke)]).await?;
+        }
+    }
+
+    let begun = Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let state = match agent(context, &[], "login_state", json!({
+            "password": form["password"], "success_selector": input.success_selector,
+            "error_selector": input.error_selector, "errors_before": errors_before,
+        }))
+        .await
+        {
+            Ok(state) => state,
+            // Between documents: look again.
+            Err(_) => continue,
+        };
+        let url = state["url"].as_str().unwrap_or("").to_string();
+        let outcome = |ok: bool, reason: &str, signal: Option<&str>| {
+            let mut result = json!({ "ok": ok, "mode": "password", "reason": reason, "url": url,
+                "profile": session.profile, "waited_ms": begun.elapsed().as_millis() as u64 });
+            if let Some(signal) = signal {
+                result["signal"] = json!(signal);
+            }
+            if let Some(error) = state["error"].as_str() {
+                result["error_text"] = json!(error);
+            }
+            result
+        };
+        if state["error"].is_string() {
+            return Ok(outcome(false, "login_error", None));
+        }
+        let signal = if input.success_url_contains.as_deref().is_some_and(|part| url.contains(part)) {
+            Some("success_url_contains")
+        } else if input.success_selector.is_some() && state["success_selector"] == true {
+            Some("success_selector")
+        } else if input.success_url_contains.is_none() && input.success_selector.is_none() {
+            if state["password_present"] == false {
+                Some("password_field_gone")
+            } else if url != start_url {
+                Some("url_changed")
+            } else if state["text_length"].as_u64().unwrap_or(0) != start_text {
+                Some("page_text_changed")
+            } else {
+                None
+            }
+        } else {
+            None
+        };
+        if let Some(signal) = signal {
+            // Let the page finish what the login started before the agent looks.
+            let _ = session.engine.after_action(&session.id, 0, Duration::from_millis(1500), false).await;
+            return Ok(outcome(true, "success", Some(signal)));
+        }
+        if begun.elapsed() >= timeout {
+            let _ = page::failure_screenshot(context, "login").await;
+            return Ok(outcome(false, "timeout", None));
+        }
+    }
+}
+
+fn reference(number: u64) -> ElementTarget {
+    ElementTarget { element_ref: Some(format!("e{number}")), selector: None }
+}
+
+async fn fill(context: &ToolContext, field: u64, text: &str) -> Result<()> {
+    let located = locate(context, &reference(field), true).await?;
+    check_actionable(&located, true)?;
+    agent(context, &located.frame, "fill", json!({ "ref": field, "text": text, "clear": true })).await?;
+    Ok(())
+}
