@@ -35,6 +35,10 @@ pub enum ErrorCode {
     ProfileNotFound,
     /// There are already 64 profiles.
     ProfileLimit,
+    /// No credential of that name in the vault.
+    CredentialNotFound,
+    /// The credential is for another origin than the page's.
+    CredentialOrigin,
     /// No such lease.
     LeaseNotFound,
     /// No such session (or it was closed).
@@ -85,6 +89,8 @@ impl ErrorCode {
             ErrorCode::ProfileLocked => "E_PROFILE_LOCKED",
             ErrorCode::ProfileNotFound => "E_PROFILE_NOT_FOUND",
             ErrorCode::ProfileLimit => "E_PROFILE_LIMIT",
+            ErrorCode::CredentialNotFound => "E_CREDENTIAL_NOT_FOUND",
+            ErrorCode::CredentialOrigin => "E_CREDENTIAL_ORIGIN",
             ErrorCode::LeaseNotFound => "E_LEASE_NOT_FOUND",
             ErrorCode::SessionNotFound => "E_SESSION_NOT_FOUND",
             ErrorCode::UnknownTool => "E_UNKNOWN_TOOL",
@@ -108,13 +114,14 @@ impl ErrorCode {
         match self {
             ErrorCode::BadRequest | ErrorCode::InvalidUrl => 400,
             ErrorCode::Unauthorized => 401,
-            ErrorCode::ForbiddenHost => 403,
+            ErrorCode::ForbiddenHost | ErrorCode::CredentialOrigin => 403,
             ErrorCode::NoRoute
             | ErrorCode::NotFound
             | ErrorCode::LeaseNotFound
             | ErrorCode::SessionNotFound
             | ErrorCode::UnknownTool
-            | ErrorCode::ProfileNotFound => 404,
+            | ErrorCode::ProfileNotFound
+            | ErrorCode::CredentialNotFound => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::UnsupportedMediaType => 415,
@@ -143,7 +150,9 @@ impl ErrorCode {
     }
 
     /// Every code, for documentation and tests.
-    pub const ALL: [ErrorCode; 29] = [
+    pub const ALL: [ErrorCode; 31] = [
+        ErrorCode::CredentialNotFound,
+        ErrorCode::CredentialOrigin,
         ErrorCode::ProfileLocked,
         ErrorCode::ProfileNotFound,
         ErrorCode::ProfileLimit,

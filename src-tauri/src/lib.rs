@@ -19,6 +19,7 @@ pub mod session;
 pub mod tools;
 pub mod tray;
 pub mod urls;
+pub mod vault;
 
 use clap::{Parser, Subcommand};
 

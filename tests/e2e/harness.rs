@@ -88,6 +88,8 @@ fn port_block(size: u16) -> (u16, u16) {
 /// Options of a daemon under test.
 #[derive(Clone)]
 pub struct DaemonOptions {
+    /// A D-Bus session bus to give the daemon (for the keychain); none by default.
+    pub dbus: Option<String>,
     pub lease_ttl_seconds: u64,
     pub session_idle_seconds: u64,
     pub max_sessions: usize,
@@ -96,7 +98,7 @@ pub struct DaemonOptions {
 
 impl Default for DaemonOptions {
     fn default() -> Self {
-        DaemonOptions { lease_ttl_seconds: 300, session_idle_seconds: 300, max_sessions: 4, pool_size: 6 }
+        DaemonOptions { dbus: None, lease_ttl_seconds: 300, session_idle_seconds: 300, max_sessions: 4, pool_size: 6 }
     }
 }
 
@@ -234,6 +236,9 @@ pub fn daemon_command(data_dir: &Path, options: &DaemonOptions, port_range: (u16
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if let Some(bus) = &options.dbus {
+        command.env("DBUS_SESSION_BUS_ADDRESS", bus);
+    }
     command
 }
 
@@ -245,6 +250,54 @@ pub fn malo_binary() -> PathBuf {
     }
     let me = std::env::current_exe().unwrap();
     me.parent().and_then(Path::parent).unwrap().join("malo")
+}
+
+/// A private D-Bus session bus with an unlocked gnome-keyring Secret Service on it
+/// (started once per test run); answers the bus address.
+pub fn secret_service() -> &'static str {
+    static BUS: OnceLock<String> = OnceLock::new();
+    BUS.get_or_init(|| {
+        let home = std::env::temp_dir().join(format!("malo-e2e-keyring-{}", std::process::id()));
+        let runtime = home.join("run");
+        std::fs::create_dir_all(&runtime).unwrap();
+        std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let mut bus = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon is needed (scripts/setup.sh)");
+        watchdog(bus.id());
+        let mut address = String::new();
+        BufReader::new(bus.stdout.take().unwrap()).read_line(&mut address).unwrap();
+        let address = address.trim().to_string();
+        std::mem::forget(bus);
+        let mut keyring = Command::new("gnome-keyring-daemon")
+            .args(["--unlock", "--components=secrets", "--foreground"])
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .env("HOME", &home)
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("gnome-keyring-daemon is needed (scripts/setup.sh)");
+        watchdog(keyring.id());
+        keyring.stdin.take().unwrap().write_all(b"malo-test-keyring").unwrap();
+        std::mem::forget(keyring);
+        // Ready when the Secret Service answers on the bus.
+        let ready = eventually(Duration::from_secs(10), || {
+            Command::new("secret-tool")
+                .args(["search", "malo-probe", "1"])
+                .env("DBUS_SESSION_BUS_ADDRESS", &address)
+                .output()
+                .map(|output| output.status.code().is_some() && !String::from_utf8_lossy(&output.stderr).contains("provided"))
+                .unwrap_or(false)
+        });
+        assert!(ready, "the Secret Service did not come up");
+        address
+    })
 }
 
 pub fn signal(pid: u32, name: &str) {

@@ -13,3 +13,4 @@ mod tools;
 mod interfaces;
 mod profiles;
 mod login;
+mod vault;

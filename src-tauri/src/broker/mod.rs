@@ -148,6 +148,8 @@ pub struct Broker {
     pub changes: Arc<Notify>,
     /// The daemon's named profiles.
     pub profiles: Arc<crate::session::ProfileStore>,
+    /// The daemon's credential vault.
+    pub vault: Arc<crate::vault::Vault>,
     // A std mutex: map operations and a non-blocking bind, never held across an await.
     leases: Mutex<HashMap<String, Arc<Lease>>>,
     shutting_down: AtomicBool,
@@ -158,6 +160,7 @@ impl Broker {
     pub fn new(settings: Settings, engine: EngineHandle, registry: Arc<ToolRegistry>) -> Broker {
         Broker {
             profiles: Arc::new(crate::session::ProfileStore::new(settings.data_dir.join("profiles"))),
+            vault: Arc::new(crate::vault::Vault::new(&settings.data_dir)),
             settings,
             token: Token::generate(),
             engine,
@@ -196,6 +199,7 @@ impl Broker {
             self.seq.clone(),
             self.changes.clone(),
             self.profiles.clone(),
+            self.vault.clone(),
         ));
         let lease = Arc::new(Lease {
             id: id.clone(),

@@ -52,6 +52,7 @@ pub struct SessionTable {
     seq: Arc<SeqCounter>,
     changed: Arc<Notify>,
     profiles: Arc<super::ProfileStore>,
+    vault: Arc<crate::vault::Vault>,
     // A std mutex: lookups and inserts only, never held across an await.
     state: Mutex<TableState>,
 }
@@ -74,8 +75,14 @@ impl SessionTable {
         seq: Arc<SeqCounter>,
         changed: Arc<Notify>,
         profiles: Arc<super::ProfileStore>,
+        vault: Arc<crate::vault::Vault>,
     ) -> SessionTable {
-        SessionTable { lease_id, lease_dir, max_sessions, engine, seq, changed, profiles, state: Mutex::default() }
+        SessionTable { lease_id, lease_dir, max_sessions, engine, seq, changed, profiles, vault, state: Mutex::default() }
+    }
+
+    /// The daemon's credential vault.
+    pub fn vault(&self) -> &Arc<crate::vault::Vault> {
+        &self.vault
     }
 
     /// The daemon's profiles.

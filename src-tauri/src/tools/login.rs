@@ -47,8 +47,14 @@ pub(crate) struct LoginInput {
     /// The username (omit when the form has none).
     #[serde(default)]
     username: Option<SecretText>,
-    /// The password.
-    password: SecretText,
+    /// The password (or give `credential`).
+    #[serde(default)]
+    password: Option<SecretText>,
+    /// The name of a credential in the vault (`malo credentials add`): its username and
+    /// password are filled only when the page is on the credential's origin.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 64))]
+    credential: Option<String>,
     /// The username field, when detection is not enough.
     #[serde(default)]
     username_selector: Option<String>,
@@ -87,8 +93,22 @@ pub(super) fn tool() -> Tool {
     )
 }
 
-async fn password_login(context: &ToolContext, input: LoginInput) -> Result<Value> {
+async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<Value> {
     let timeout = millis(input.timeout_ms, 15_000, 120_000, "timeout_ms")?;
+    match (&input.password, input.credential.take()) {
+        (Some(_), None) => {}
+        (None, Some(name)) => {
+            let (page_url, _) = context.session.page.get();
+            let vault = context.sessions.vault().clone();
+            let (info, password) = tokio::task::spawn_blocking(move || vault.secret_for(&name, &page_url))
+                .await
+                .map_err(|error| Error::internal(error.to_string()))??;
+            input.username = Some(SecretText(info.username));
+            input.password = Some(SecretText(password));
+        }
+        _ => return Err(Error::bad_request("give either password (with username) or credential")),
+    }
+    let password = input.password.clone().expect("set above");
     let form = agent(context, &[], "login_form", json!({
         "username_selector": input.username_selector, "password_selector": input.password_selector, "submit_selector": input.submit_selector,
     }))
@@ -104,7 +124,7 @@ async fn password_login(context: &ToolContext, input: LoginInput) -> Result<Valu
         })?;
         fill(context, field, &username.0).await?;
     }
-    fill(context, form["password"].as_u64().unwrap_or(0), &input.password.0).await?;
+    fill(context, form["password"].as_u64().unwrap_or(0), &password.0).await?;
     let session = &context.session;
     match form["submit"].as_u64() {
         Some(submit) => {
