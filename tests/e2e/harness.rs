@@ -252,6 +252,42 @@ pub fn malo_binary() -> PathBuf {
     me.parent().and_then(Path::parent).unwrap().join("malo")
 }
 
+/// An openbox window manager on our display (started once), and a small window holding
+/// keyboard focus, as a person's would; answers that window's id.
+pub fn window_manager_with_focused_window() -> String {
+    static FOCUS: OnceLock<String> = OnceLock::new();
+    FOCUS
+        .get_or_init(|| {
+            let openbox = Command::new("openbox").env("DISPLAY", display()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("openbox is needed");
+            watchdog(openbox.id());
+            std::mem::forget(openbox);
+            std::thread::sleep(Duration::from_millis(500));
+            let holder = Command::new("xmessage")
+                .args(["-geometry", "+20+20", "-title", "focus-holder", "a person's window"])
+                .env("DISPLAY", display())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("xmessage (x11-utils) is needed");
+            watchdog(holder.id());
+            std::mem::forget(holder);
+            let mut id = String::new();
+            assert!(eventually(Duration::from_secs(10), || {
+                id = xdotool(&["search", "--onlyvisible", "--name", "focus-holder"]).lines().next().unwrap_or("").to_string();
+                !id.is_empty()
+            }));
+            xdotool(&["windowactivate", "--sync", &id]);
+            id
+        })
+        .clone()
+}
+
+/// Runs xdotool on our display; answers its output.
+pub fn xdotool(args: &[&str]) -> String {
+    let output = Command::new("xdotool").args(args).env("DISPLAY", display()).output().expect("xdotool is needed");
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
 /// A private D-Bus session bus with an unlocked gnome-keyring Secret Service on it
 /// (started once per test run); answers the bus address.
 pub fn secret_service() -> &'static str {
@@ -480,20 +516,9 @@ fn dechunk(mut payload: &str) -> String {
     out
 }
 
-/// Ids of the windows mapped (viewable) on our display, the root window excepted.
-pub fn mapped_windows() -> Vec<String> {
-    let root = Command::new("xwininfo").arg("-root").env("DISPLAY", display()).output().expect("xwininfo (x11-utils) is needed");
-    let root_id = String::from_utf8_lossy(&root.stdout)
-        .split_whitespace()
-        .find(|word| word.starts_with("0x"))
-        .and_then(|hex| u64::from_str_radix(hex.trim_start_matches("0x"), 16).ok())
-        .unwrap_or(0);
-    let visible = Command::new("xdotool").args(["search", "--onlyvisible", "--name", ""]).env("DISPLAY", display()).output().expect("xdotool is needed");
-    String::from_utf8_lossy(&visible.stdout)
-        .lines()
-        .filter(|id| id.trim().parse::<u64>().ok() != Some(root_id))
-        .map(str::to_string)
-        .collect()
+/// Ids of the windows a process has mapped (viewable) on our display.
+pub fn mapped_windows_of(pid: u32) -> Vec<String> {
+    xdotool(&["search", "--onlyvisible", "--pid", &pid.to_string(), "--name", ""]).lines().map(str::to_string).collect()
 }
 
 /// Whether something accepts connections on 127.0.0.1:`port`.

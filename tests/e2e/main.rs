@@ -14,3 +14,4 @@ mod interfaces;
 mod profiles;
 mod login;
 mod vault;
+mod watch;

@@ -127,7 +127,7 @@ fn a_hidden_session_runs_timers_and_animation_frames_at_full_rate() {
     assert!(rates["frames_per_second"].as_u64().unwrap() >= 25, "{rates}");
     assert!(rates["timers_per_second"].as_u64().unwrap() >= 40, "{rates}");
     // And nothing is shown on screen.
-    assert_eq!(mapped_windows(), Vec::<String>::new(), "a window is mapped on screen");
+    assert_eq!(mapped_windows_of(daemon.pid), Vec::<String>::new(), "a window is mapped on screen");
 }
 
 #[test]

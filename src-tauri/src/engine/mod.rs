@@ -256,6 +256,8 @@ pub enum Command {
     EvaluatePage { session_id: String, expression: String, reply: oneshot::Sender<Result<Value>> },
     /// Set how the next (or every) JavaScript dialog is answered.
     SetDialogPolicy { session_id: String, policy: DialogPolicy, reply: oneshot::Sender<Result<()>> },
+    /// Show the session in the takeover window (or hide it back offscreen).
+    Watch { session_id: String, show: bool, focus: bool, title: String, reply: oneshot::Sender<Result<Value>> },
     /// Close every session (daemon shutdown).
     CloseAll { reply: oneshot::Sender<()> },
 }
@@ -376,6 +378,12 @@ impl EngineHandle {
     pub async fn set_dialog_policy(&self, session_id: &str, policy: DialogPolicy) -> Result<()> {
         let session_id = session_id.to_string();
         self.request(COMMAND_TIMEOUT, |reply| Command::SetDialogPolicy { session_id, policy, reply }).await
+    }
+
+    /// Shows or hides the takeover window; answers `{shown, focus, done_count}`.
+    pub async fn watch(&self, session_id: &str, show: bool, focus: bool, title: String) -> Result<Value> {
+        let session_id = session_id.to_string();
+        self.request(COMMAND_TIMEOUT, |reply| Command::Watch { session_id, show, focus, title, reply }).await
     }
 
     /// Closes every session; returns when done (or when the engine is gone).

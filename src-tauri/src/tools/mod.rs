@@ -19,6 +19,7 @@ mod profiles;
 mod read;
 mod run_steps;
 mod snapshot;
+mod watch;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -123,7 +124,7 @@ impl ToolRegistry {
         let mut tools = vec![navigate::tool(), history::tool(), snapshot::tool(), observe::tool()];
         tools.extend(read::tools());
         tools.extend(actions::tools());
-        tools.extend([dialog::tool(), assert::tool(), run_steps::tool(), login::tool(), profiles::tool(), events::tool(), close::tool()]);
+        tools.extend([dialog::tool(), assert::tool(), run_steps::tool(), login::tool(), watch::tool(), profiles::tool(), events::tool(), close::tool()]);
         ToolRegistry { tools }
     }
 

@@ -9,6 +9,7 @@ mod capture;
 mod input;
 mod navigation;
 mod tab;
+mod takeover;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -164,6 +165,15 @@ impl Engine {
             Command::SetDialogPolicy { session_id, policy, reply } => {
                 let result = self.active_tab(&session_id).map(|tab| {
                     *tab.dialog_policy.borrow_mut() = policy;
+                });
+                let _ = reply.send(result);
+            }
+            Command::Watch { session_id, show, focus, title, reply } => {
+                let result = self.active_tab(&session_id).and_then(|tab| {
+                    tab.ensure_open()?;
+                    let mut answer = if show { takeover::show(&tab, &title, focus)? } else { takeover::hide(&tab)? };
+                    answer["done_count"] = serde_json::json!(tab.takeover.done.get());
+                    Ok(answer)
                 });
                 let _ = reply.send(result);
             }

@@ -55,7 +55,12 @@ pub(super) struct LoadState {
 /// One hosted webview.
 pub(super) struct Tab {
     pub(super) id: String,
-    host: gtk::OffscreenWindow,
+    /// The offscreen window the page lives in while no person watches it.
+    pub(super) host: gtk::OffscreenWindow,
+    /// Viewport size (CSS px).
+    pub(super) size: (i32, i32),
+    /// The takeover window, while shown.
+    pub(super) takeover: Rc<super::takeover::TakeoverState>,
     /// `None` once closed. Dropping the wry webview destroys the WebKit widget.
     webview: RefCell<Option<wry::WebView>>,
     pub(super) view: webkit2gtk::WebView,
@@ -133,6 +138,8 @@ impl Tab {
         let tab = Tab {
             id,
             host,
+            size: (spec.width as i32, spec.height as i32),
+            takeover: Rc::default(),
             webview: RefCell::new(Some(webview)),
             view,
             load: Rc::default(),
@@ -395,6 +402,7 @@ impl Tab {
 
     /// Destroys the webview and its host. Waiters wake and see `closed`.
     pub(super) fn close(&self) {
+        let _ = super::takeover::hide(self);
         self.closed.set(true);
         self.load_changed.notify_waiters();
         drop(self.webview.borrow_mut().take());

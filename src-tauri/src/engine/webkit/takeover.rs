@@ -1,0 +1,150 @@
+//! The takeover window: when a person must step in, the session's own webview (the same
+//! page, state and scripts: not a copy) moves from its offscreen host into a small window
+//! with a native title bar and a toolbar (`ui/toolbar.html`: back, forward, reload, an
+//! address bar for http/https, Done). Hiding moves it back, unchanged. With `focus: false`
+//! the window maps without taking keyboard focus or rising over the person's window.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gtk::prelude::*;
+use serde_json::{json, Value};
+use webkit2gtk::WebViewExt;
+use wry::WebViewBuilderExtUnix;
+
+use super::tab::Tab;
+use crate::error::{Error, Result};
+
+/// Height of the toolbar above the page.
+pub(super) const TOOLBAR_HEIGHT: i32 = 40;
+const TOOLBAR_HTML: &str = include_str!("../../../../ui/toolbar.html");
+
+/// A shown takeover window.
+pub(super) struct Takeover {
+    window: gtk::Window,
+    layout: gtk::Fixed,
+    toolbar: Option<wry::WebView>,
+    uri_handler: Option<glib::SignalHandlerId>,
+}
+
+/// What the window reports back to the engine.
+#[derive(Default)]
+pub(super) struct TakeoverState {
+    pub(super) window: RefCell<Option<Takeover>>,
+    /// Times the person pressed Done.
+    pub(super) done: std::cell::Cell<u64>,
+}
+
+/// Shows the takeover window for `tab` (creating it, or raising it when `focus`).
+pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool) -> Result<Value> {
+    let state = tab.takeover.clone();
+    if let Some(takeover) = state.window.borrow().as_ref() {
+        if focus {
+            takeover.window.present();
+        }
+        return Ok(json!({ "shown": true, "focus": focus, "title": title }));
+    }
+    let (width, height) = tab.size;
+    let window = gtk::Window::new(gtk::WindowType::Toplevel);
+    window.set_title(title);
+    window.set_default_size(width, height + TOOLBAR_HEIGHT);
+    window.set_focus_on_map(focus);
+    let layout = gtk::Fixed::new();
+    window.add(&layout);
+
+    let toolbar_box = gtk::Box::new(gtk::Orientation::Vertical, 0);
+    toolbar_box.set_size_request(width, TOOLBAR_HEIGHT);
+    layout.put(&toolbar_box, 0, 0);
+    let weak_tab = Rc::downgrade(tab);
+    let initial_url = tab.view.uri().map(|uri| uri.to_string()).unwrap_or_default();
+    let toolbar = wry::WebViewBuilder::new()
+        .with_html(TOOLBAR_HTML)
+        .with_initialization_script(format!("window.__maloUrl = {};", json!(initial_url)))
+        .with_devtools(false)
+        .with_hotkeys_zoom(false)
+        .with_ipc_handler(move |request| {
+            if let Some(tab) = weak_tab.upgrade() {
+                handle_toolbar(&tab, request.body());
+            }
+        })
+        .build_gtk(&toolbar_box)
+        .map_err(|error| Error::internal(format!("cannot build the toolbar: {error}")))?;
+
+    // The page leaves its offscreen host for the window, as it is.
+    tab.host.remove(&tab.view);
+    tab.view.set_size_request(width, height);
+    layout.put(&tab.view, 0, TOOLBAR_HEIGHT);
+    tab.view.show();
+
+    let toolbar_view = wry::WebViewExtUnix::webview(&toolbar);
+    let set_url = move |url: &str| {
+        let script = format!("window.setUrl && window.setUrl({})", json!(url));
+        toolbar_view.evaluate_javascript(&script, None, None, None::<&gio_cancellable::Cancellable>, |_| {});
+    };
+    let uri_handler = tab.view.connect_uri_notify(move |view| set_url(&view.uri().map(|uri| uri.to_string()).unwrap_or_default()));
+
+    let weak_tab = Rc::downgrade(tab);
+    window.connect_delete_event(move |_, _| {
+        // Closing the window is Done: the session goes back to the agent.
+        if let Some(tab) = weak_tab.upgrade() {
+            tab.takeover.done.set(tab.takeover.done.get() + 1);
+            let _ = hide(&tab);
+        }
+        glib::Propagation::Stop
+    });
+    window.show_all();
+    tab.view.queue_draw();
+    if focus {
+        window.present();
+    }
+    *state.window.borrow_mut() = Some(Takeover { window, layout, toolbar: Some(toolbar), uri_handler: Some(uri_handler) });
+    tab.events.push("watch", Some(&tab.id), json!({ "shown": true, "focus": focus }));
+    Ok(json!({ "shown": true, "focus": focus, "title": title }))
+}
+
+/// Hides the window and puts the page back in its offscreen host.
+pub(super) fn hide(tab: &Tab) -> Result<Value> {
+    let Some(mut takeover) = tab.takeover.window.borrow_mut().take() else {
+        return Ok(json!({ "shown": false }));
+    };
+    takeover.window.hide();
+    if let Some(handler) = takeover.uri_handler.take() {
+        tab.view.disconnect(handler);
+    }
+    takeover.layout.remove(&tab.view);
+    tab.host.add(&tab.view);
+    tab.view.set_size_request(tab.size.0, tab.size.1);
+    tab.view.show();
+    drop(takeover.toolbar.take());
+    #[allow(unsafe_code)]
+    // SAFETY: the window is ours alone and holds nothing after the page left it.
+    unsafe {
+        takeover.window.destroy();
+    }
+    tab.events.push("watch", Some(&tab.id), json!({ "shown": false }));
+    Ok(json!({ "shown": false }))
+}
+
+fn handle_toolbar(tab: &Tab, body: &str) {
+    let Ok(message) = serde_json::from_str::<Value>(body) else { return };
+    match message["command"].as_str() {
+        Some("back") => tab.view.go_back(),
+        Some("forward") => tab.view.go_forward(),
+        Some("reload") => tab.view.reload(),
+        Some("navigate") => {
+            if let Ok(url) = crate::urls::check_navigation_url(message["url"].as_str().unwrap_or("")) {
+                tab.view.load_uri(url.as_str());
+            }
+        }
+        Some("done") => {
+            tab.takeover.done.set(tab.takeover.done.get() + 1);
+            tab.events.push("watch_done", Some(&tab.id), json!({}));
+            let _ = hide(tab);
+        }
+        _ => {}
+    }
+}
+
+mod gio_cancellable {
+    pub(super) use webkit2gtk::gio::Cancellable;
+}

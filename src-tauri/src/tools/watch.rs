@@ -1,0 +1,38 @@
+//! `watch`: show the session to a person in the takeover window (toolbar + the session's
+//! own page), or hand it back offscreen. `focus: false` (the default) never takes the
+//! person's keyboard focus or raises the window over theirs.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Tool, ToolContext};
+
+/// Input of `watch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WatchInput {
+    /// true (default) shows the window; false hides it and returns the session offscreen.
+    #[serde(default = "yes")]
+    show: bool,
+    /// Bring the window forward with keyboard focus (default false: it appears behind, inactive).
+    #[serde(default)]
+    focus: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+pub(super) fn tool() -> Tool {
+    Tool::new(
+        "watch",
+        "Show the session to a person in a small window with back/forward/reload, an address bar and a Done button (show=true), or hide it again (show=false). The page is the session's own, unchanged; screenshots never include the toolbar. focus=false (default) does not take keyboard focus.",
+        |context: ToolContext, input: WatchInput| async move {
+            let session = &context.session;
+            let title = format!("malo-browser: {} ({})", session.name, session.lease_id);
+            let mut answer = session.engine.watch(&session.id, input.show, input.focus, title).await?;
+            answer["session_id"] = serde_json::json!(session.id);
+            Ok(answer)
+        },
+    )
+}

@@ -1,0 +1,76 @@
+//! A person steps in: the takeover window shows the session's own page under a toolbar,
+//! without taking focus unless asked; its address bar drives the session; Done hands it
+//! back offscreen, unchanged. Under a real window manager (openbox) on Xvfb.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::harness::*;
+
+/// The RGB of a pixel of an X window, via ImageMagick.
+fn pixel(window: &str, x: u32, y: u32) -> [u8; 3] {
+    let dir = TempDir::new("shot");
+    let path = dir.0.join("window.png");
+    let status = Command::new("import").args(["-window", window]).arg(&path).env("DISPLAY", display()).status().expect("ImageMagick import is needed");
+    assert!(status.success());
+    let image = image::open(&path).unwrap().to_rgb8();
+    image.get_pixel(x, y).0
+}
+
+fn near(got: [u8; 3], want: [u8; 3]) -> bool {
+    got.iter().zip(want).all(|(got, want)| got.abs_diff(want) < 16)
+}
+
+#[test]
+fn a_person_takes_over_without_losing_focus_and_hands_the_session_back() {
+    let holder = window_manager_with_focused_window();
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session_sized(640, 480);
+    session.navigate(&fixtures.url("/f/colors.html"));
+    assert_eq!(xdotool(&["getactivewindow"]), holder);
+
+    let shown = session.tool("watch", json!({ "show": true }));
+    assert_eq!(shown.status, 200, "{}", shown.body);
+    let mut window = String::new();
+    assert!(eventually(Duration::from_secs(10), || {
+        window = xdotool(&["search", "--onlyvisible", "--name", "malo-browser"]).lines().next().unwrap_or("").to_string();
+        !window.is_empty()
+    }), "no takeover window appeared");
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(xdotool(&["getactivewindow"]), holder, "focus:false must not take the person's focus");
+    // Toolbar on top (its grey), the session's own page below (red, then blue).
+    assert!(near(pixel(&window, 300, 3), [0xe8, 0xea, 0xed]), "toolbar: {:?}", pixel(&window, 300, 3));
+    assert!(near(pixel(&window, 20, 100), [255, 0, 0]), "page top: {:?}", pixel(&window, 20, 100));
+    assert!(near(pixel(&window, 20, 500), [0, 0, 255]), "page bottom: {:?}", pixel(&window, 20, 500));
+    // The agent still works, and its screenshots never include the toolbar.
+    let shot = session.get("/observe?mode=screenshot");
+    assert_eq!(shot.body["screenshot"]["height"], 480);
+
+    // focus:true brings it forward.
+    session.tool("watch", json!({ "show": true, "focus": true }));
+    assert!(eventually(Duration::from_secs(5), || xdotool(&["getactivewindow"]) == window), "focus:true did not activate the window");
+
+    // The person types an address: the session goes there, and the agent sees it.
+    xdotool(&["mousemove", "--window", &window, "300", "20", "click", "1"]);
+    xdotool(&["key", "ctrl+a"]);
+    xdotool(&["type", "--delay", "5", &fixtures.url("/f/hello.html")]);
+    xdotool(&["key", "Return"]);
+    assert!(eventually(Duration::from_secs(10), || session.observe()["url"] == fixtures.url("/f/hello.html")), "the address bar did not navigate: {}", session.observe()["url"]);
+
+    // Done hands the session back: the window goes, the page stays as it was.
+    xdotool(&["mousemove", "--window", &window, "600", "20", "click", "1"]);
+    assert!(eventually(Duration::from_secs(5), || xdotool(&["search", "--onlyvisible", "--name", "malo-browser"]).is_empty()), "Done did not hide the window");
+    let snapshot = session.tool("snapshot", json!({ "format": "text" }));
+    assert!(snapshot.body["result"]["text"].as_str().unwrap().starts_with("page: Hello fixture"), "{}", snapshot.body);
+    let events = session.events(0).to_string();
+    assert!(events.contains("watch_done"));
+    // Nothing stays mapped, and the page still renders for the agent.
+    let shot = session.get("/observe?mode=screenshot");
+    assert_eq!(shot.body["screenshot"]["width"], 640);
+    let hidden = session.tool("watch", json!({ "show": false }));
+    assert_eq!(hidden.body["result"]["shown"], false);
+    assert_eq!(mapped_windows_of(daemon.pid), Vec::<String>::new());
+}
