@@ -144,6 +144,9 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
 
     lock.remove_broker_file();
     runtime.shutdown_timeout(Duration::from_secs(2));
+    // Leases and anonymous sessions never outlive the daemon; a network process that was
+    // still exiting may have written into a session directory after it was removed.
+    let _ = std::fs::remove_dir_all(settings.data_dir.join("leases"));
     tracing::info!(code, "daemon stopped");
     Ok(())
 }

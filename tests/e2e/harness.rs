@@ -323,13 +323,20 @@ pub fn secret_service() -> &'static str {
         keyring.stdin.take().unwrap().write_all(b"malo-test-keyring").unwrap();
         std::mem::forget(keyring);
         // Ready when the Secret Service answers on the bus.
-        let ready = eventually(Duration::from_secs(10), || {
-            Command::new("secret-tool")
-                .args(["search", "malo-probe", "1"])
+        // Ready when an item can be stored (the default collection exists and is unlocked).
+        let ready = eventually(Duration::from_secs(15), || {
+            let Ok(mut probe) = Command::new("secret-tool")
+                .args(["store", "--label", "malo probe", "malo-probe", "1"])
                 .env("DBUS_SESSION_BUS_ADDRESS", &address)
-                .output()
-                .map(|output| output.status.code().is_some() && !String::from_utf8_lossy(&output.stderr).contains("provided"))
-                .unwrap_or(false)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+            else {
+                return false;
+            };
+            let _ = probe.stdin.take().map(|mut stdin| stdin.write_all(b"probe"));
+            probe.wait().map(|status| status.success()).unwrap_or(false)
         });
         assert!(ready, "the Secret Service did not come up");
         address
@@ -518,7 +525,7 @@ fn dechunk(mut payload: &str) -> String {
 
 /// Ids of the windows a process has mapped (viewable) on our display.
 pub fn mapped_windows_of(pid: u32) -> Vec<String> {
-    xdotool(&["search", "--onlyvisible", "--pid", &pid.to_string(), "--name", ""]).lines().map(str::to_string).collect()
+    xdotool(&["search", "--all", "--onlyvisible", "--pid", &pid.to_string(), "--name", ""]).lines().map(str::to_string).collect()
 }
 
 /// Whether something accepts connections on 127.0.0.1:`port`.

@@ -129,7 +129,16 @@ impl ProfileStore {
         if !dir.is_dir() {
             return Err(Error::new(ErrorCode::ProfileNotFound, format!("there is no profile {name}")));
         }
-        std::fs::remove_dir_all(&dir).map_err(|error| Error::internal(format!("cannot delete profile {name}: {error}")))
+        // The network process of its last session may still be writing its last state as
+        // it exits (~250 ms): remove until the directory stays gone.
+        for _ in 0..10 {
+            std::fs::remove_dir_all(&dir).map_err(|error| Error::internal(format!("cannot delete profile {name}: {error}")))?;
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            if !dir.exists() {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 

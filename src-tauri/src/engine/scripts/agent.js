@@ -662,5 +662,21 @@
     post({ id: data.id, ...run(data.op, data.args) });
   }, true);
 
-  Object.defineProperty(globalThis, '__malo', { value: Object.freeze({ run, send }), enumerable: false });
+  // Whether this document is being left (a link, a form, script): set before the new
+  // load starts, so an action can tell that it caused a navigation even before WebKit
+  // reports one.
+  let leaving = false;
+  window.addEventListener('beforeunload', () => { leaving = true; }, true);
+  const isLeaving = () => leaving;
+
+  // Trusted input events this document has received: the engine delivers input through
+  // another channel than its scripts, and waits on this count to know the page has
+  // handled an action before it looks at the result.
+  let inputSeen = 0;
+  for (const type of ['mousemove', 'mousedown', 'mouseup', 'keydown', 'keyup', 'wheel']) {
+    window.addEventListener(type, (event) => { if (event.isTrusted) inputSeen++; }, true);
+  }
+  const inputCount = () => inputSeen;
+
+  Object.defineProperty(globalThis, '__malo', { value: Object.freeze({ run, send, isLeaving, inputCount }), enumerable: false });
 })();

@@ -122,18 +122,25 @@ impl Engine {
                 let _ = reply.send(result);
             }
             Command::Input { session_id, events, reply } => {
-                let result = self.active_tab(&session_id).and_then(|tab| {
-                    tab.ensure_open()?;
-                    let mark = tab.load.borrow().started;
-                    // The webview must hold focus inside its host before input arrives: a
-                    // button press would otherwise take it, and WebKit would scroll the page
-                    // to reveal the focused element between our locate and the click.
-                    if !tab.view.is_focus() {
-                        tab.view.grab_focus();
+                let result = match self.active_tab(&session_id) {
+                    Ok(tab) => async {
+                        tab.ensure_open()?;
+                        let mark = tab.load.borrow().started;
+                        // The webview must hold focus inside its host before input arrives: a
+                        // button press would otherwise take it, and WebKit would scroll the page
+                        // to reveal the focused element between our locate and the click.
+                        if !tab.view.is_focus() {
+                            tab.view.grab_focus();
+                        }
+                        if !events.is_empty() {
+                            tab.input_mark.set(tab.input_count().await);
+                        }
+                        input::deliver(&tab.view, &events)?;
+                        Ok(mark)
                     }
-                    input::deliver(&tab.view, &events)?;
-                    Ok(mark)
-                });
+                    .await,
+                    Err(error) => Err(error),
+                };
                 let _ = reply.send(result);
             }
             Command::Editing { session_id, command, argument, reply } => {

@@ -184,6 +184,18 @@ pub(super) async fn after_action(tab: &Tab, mark: u64, budget: Duration, wait_fr
     let deadline = begun + budget;
     // One round trip through the web process (which has then handled the input) and one
     // frame, so handlers and their DOM updates have run.
+    // Input travels to the page on another channel than our scripts: first wait until the
+    // page has seen it (bounded: input aimed at a frame is not counted by the main frame).
+    let input_mark = tab.input_mark.replace(-1);
+    if wait_frame && input_mark >= 0 {
+        let seen_by = Instant::now() + Duration::from_millis(300);
+        while Instant::now() < seen_by && tab.load.borrow().started == mark {
+            if tab.input_count().await > input_mark {
+                break;
+            }
+            glib::timeout_future(Duration::from_millis(3)).await;
+        }
+    }
     // If the action navigates, the old document may never run that frame: bounded.
     if wait_frame {
         let _ = tab
@@ -200,12 +212,14 @@ pub(super) async fn after_action(tab: &Tab, mark: u64, budget: Duration, wait_fr
         if started > mark || (tab.view.is_loading() && started == mark && tab.load.borrow().finished == started) {
             return navigation_after_action(tab, mark, begun, budget).await;
         }
-        let count = tab
-            .evaluate("return document.getElementsByTagName('*').length;")
+        let sample = tab
+            .evaluate("return [document.getElementsByTagName('*').length, !!(globalThis.__malo && __malo.isLeaving())];")
             .await
-            .ok()
-            .and_then(|value| value.as_u64())
-            .unwrap_or(0);
+            .unwrap_or_default();
+        if sample[1] == serde_json::Value::Bool(true) {
+            return navigation_after_action(tab, mark, begun, budget).await;
+        }
+        let count = sample[0].as_u64().unwrap_or(0);
         let network_idle = tab.pending_requests.get() <= 0;
         let settled_now = network_idle && (last_count.is_none() || last_count == Some(count));
         quiet_samples = if settled_now { quiet_samples + 1 } else { 0 };

@@ -78,6 +78,9 @@ pub(super) struct Tab {
     pub(super) relay: Rc<Relay>,
     /// How the next JavaScript dialog is answered.
     pub(super) dialog_policy: Rc<RefCell<DialogPolicy>>,
+    /// The page's count of trusted input events before the latest input was delivered
+    /// (-1: unknown), so that the wait after an action can tell when the page has seen it.
+    pub(super) input_mark: Cell<i64>,
 }
 
 impl Tab {
@@ -150,6 +153,7 @@ impl Tab {
             agent_source,
             relay,
             dialog_policy: Rc::default(),
+            input_mark: Cell::new(-1),
         };
         tab.connect_signals(&spec.page);
         Ok(tab)
@@ -368,6 +372,15 @@ impl Tab {
         })?;
         serde_json::from_str(&json)
             .map_err(|error| Error::new(ErrorCode::ScriptError, format!("unreadable value: {error}")))
+    }
+
+    /// The page's count of trusted input events (-1 when the agent is not there).
+    pub(super) async fn input_count(&self) -> i64 {
+        self.evaluate_within("return globalThis.__malo ? __malo.inputCount() : -1;", std::time::Duration::from_millis(500))
+            .await
+            .ok()
+            .and_then(|value| value.as_i64())
+            .unwrap_or(-1)
     }
 
     /// Waits until at least one load has finished and none is under way.
