@@ -52,12 +52,6 @@ fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> DaemonError {
 
 /// Runs the daemon until it is asked to quit.
 pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
-    // A page moved from its offscreen host into the takeover window paints only without
-    // accelerated compositing (measured with WebKitGTK 2.50 under X11). Set before GTK
-    // starts and before any thread exists; a value the user set wins.
-    if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
-        std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
-    }
     let settings = Settings::from_args(&args)?;
     let lock = InstanceLock::acquire(&settings.data_dir)?;
     let _log_guard = crate::logging::init(&settings.data_dir).map_err(io("cannot open the log directory"))?;
