@@ -163,15 +163,20 @@ async fn wait_for_quiet(tab: &Tab, begun: Instant, budget: Duration) -> SettleRe
         last_count = Some(count);
         let timed_out = Instant::now() >= deadline;
         if quiet_samples >= QUIET_SAMPLES || timed_out || tab.closed.get() {
-            return SettleReport {
-                waited_ms: begun.elapsed().as_millis() as u64,
-                dom_elements: count,
-                stable_samples: quiet_samples,
-                network_idle,
-                timed_out: timed_out && quiet_samples < QUIET_SAMPLES,
-            };
+            return settle_report(begun, count, quiet_samples, QUIET_SAMPLES, network_idle, timed_out);
         }
         glib::timeout_future(SAMPLE_INTERVAL).await;
+    }
+}
+
+/// The report of a wait for quiet that ended now.
+fn settle_report(begun: Instant, count: u64, quiet_samples: u32, needed: u32, network_idle: bool, timed_out: bool) -> SettleReport {
+    SettleReport {
+        waited_ms: begun.elapsed().as_millis() as u64,
+        dom_elements: count,
+        stable_samples: quiet_samples,
+        network_idle,
+        timed_out: timed_out && quiet_samples < needed,
     }
 }
 
@@ -231,13 +236,7 @@ pub(super) async fn after_action(tab: &Tab, mark: u64, budget: Duration, wait_fr
             return Ok(ActionSettle {
                 navigated: false,
                 navigation: None,
-                settle: SettleReport {
-                    waited_ms: begun.elapsed().as_millis() as u64,
-                    dom_elements: count,
-                    stable_samples: quiet_samples,
-                    network_idle,
-                    timed_out: timed_out && quiet_samples < needed,
-                },
+                settle: settle_report(begun, count, quiet_samples, needed, network_idle, timed_out),
             });
         }
         glib::timeout_future(SAMPLE_INTERVAL).await;
