@@ -134,7 +134,7 @@ impl ErrorCode {
             | ErrorCode::ProfileLimit => 409,
             ErrorCode::AssertionFailed => 200,
             ErrorCode::TooManySessions => 429,
-            ErrorCode::Unsupported => 501,
+            ErrorCode::Unsupported => 422,
             ErrorCode::NavigationFailed => 502,
             ErrorCode::PoolExhausted | ErrorCode::EngineUnavailable | ErrorCode::ShuttingDown => {
                 503

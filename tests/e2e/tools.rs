@@ -133,7 +133,9 @@ fn clicks_and_keys_are_trusted_events() {
     assert_eq!(dragged["trusted"], true, "{dragged}");
     assert!(dragged["dx"].as_i64().unwrap() != 0 || dragged["dy"].as_i64().unwrap() != 0);
 
-    fails(&session, "press", json!({ "key": "Meta+Q" }), 501, "E_UNSUPPORTED");
+    fails(&session, "press", json!({ "key": "Meta+Q" }), 422, "E_UNSUPPORTED");
+    fails(&session, "evaluate", json!({ "expression": "'a\u{0}b'" }), 400, "E_BAD_REQUEST");
+    assert_eq!(page_value(&session, "1 + 1"), 2, "the engine survives bad input");
     fails(&session, "press", json!({ "key": "NoSuchKey" }), 400, "E_BAD_REQUEST");
 }
 

@@ -9,6 +9,15 @@ use serde_json::json;
 
 use crate::harness::*;
 
+/// The screen is shared: watch tests take turns, each starting with the person's window focused.
+fn screen() -> std::sync::MutexGuard<'static, ()> {
+    static SCREEN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let guard = SCREEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let holder = window_manager_with_focused_window();
+    xdotool(&["windowactivate", "--sync", &holder]);
+    guard
+}
+
 /// The RGB of a pixel of an X window, via ImageMagick.
 fn pixel(window: &str, x: u32, y: u32) -> [u8; 3] {
     let dir = TempDir::new("shot");
@@ -25,6 +34,7 @@ fn near(got: [u8; 3], want: [u8; 3]) -> bool {
 
 #[test]
 fn a_person_takes_over_without_losing_focus_and_hands_the_session_back() {
+    let _screen = screen();
     let holder = window_manager_with_focused_window();
     let daemon = Daemon::start();
     let fixtures = Fixtures::start();
@@ -42,8 +52,8 @@ fn a_person_takes_over_without_losing_focus_and_hands_the_session_back() {
     std::thread::sleep(Duration::from_millis(800));
     assert_eq!(xdotool(&["getactivewindow"]), holder, "focus:false must not take the person's focus");
     // Toolbar on top (its grey), the session's own page below (red, then blue).
+    assert!(eventually(Duration::from_secs(5), || near(pixel(&window, 20, 100), [255, 0, 0])), "page top: {:?}", pixel(&window, 20, 100));
     assert!(near(pixel(&window, 300, 3), [0xe8, 0xea, 0xed]), "toolbar: {:?}", pixel(&window, 300, 3));
-    assert!(near(pixel(&window, 20, 100), [255, 0, 0]), "page top: {:?}", pixel(&window, 20, 100));
     assert!(near(pixel(&window, 20, 500), [0, 0, 255]), "page bottom: {:?}", pixel(&window, 20, 500));
     // The agent still works, and its screenshots never include the toolbar.
     let shot = session.get("/observe?mode=screenshot");
@@ -73,4 +83,38 @@ fn a_person_takes_over_without_losing_focus_and_hands_the_session_back() {
     let hidden = session.tool("watch", json!({ "show": false }));
     assert_eq!(hidden.body["result"]["shown"], false);
     assert_eq!(mapped_windows_of(daemon.pid), Vec::<String>::new());
+}
+
+#[test]
+fn a_person_logs_in_through_the_window_while_the_agent_waits() {
+    let _screen = screen();
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session_sized(640, 480);
+    session.navigate(&fixtures.url("/f/login.html"));
+    let waiting = {
+        let session = session.clone();
+        std::thread::spawn(move || session.tool("login", json!({ "mode": "watch", "focus": true, "timeout_ms": 30000 })))
+    };
+    let mut window = String::new();
+    assert!(eventually(Duration::from_secs(10), || {
+        window = xdotool(&["search", "--onlyvisible", "--name", "log in for"]).lines().next().unwrap_or("").to_string();
+        !window.is_empty()
+    }), "no login window appeared");
+    assert!(eventually(Duration::from_secs(5), || xdotool(&["getactivewindow"]) == window));
+    // The person: click the page, Tab to the username, type, Tab, type the password, Enter.
+    xdotool(&["mousemove", "--window", &window, "320", "400", "click", "1"]);
+    xdotool(&["key", "Tab"]);
+    xdotool(&["type", "--delay", "5", "demo"]);
+    xdotool(&["key", "Tab"]);
+    xdotool(&["type", "--delay", "5", "s3cret-pass"]);
+    xdotool(&["key", "Return"]);
+    let answer = waiting.join().unwrap();
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let result = &answer.body["result"];
+    assert_eq!((result["ok"].clone(), result["reason"].clone()), (json!(true), json!("success")), "{result}");
+    assert_eq!(result["url"], fixtures.url("/f/welcome.html"));
+    assert!(eventually(Duration::from_secs(5), || xdotool(&["search", "--onlyvisible", "--name", "log in for"]).is_empty()), "the window stayed after success");
+    assert_eq!(session.observe()["title"], "Welcome");
+    assert!(!answer.text.contains("s3cret-pass"));
 }

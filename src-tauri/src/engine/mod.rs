@@ -257,7 +257,8 @@ pub enum Command {
     /// Set how the next (or every) JavaScript dialog is answered.
     SetDialogPolicy { session_id: String, policy: DialogPolicy, reply: oneshot::Sender<Result<()>> },
     /// Show the session in the takeover window (or hide it back offscreen).
-    Watch { session_id: String, show: bool, focus: bool, title: String, reply: oneshot::Sender<Result<Value>> },
+    /// `show: None` only reports `{shown, done_count}`.
+    Watch { session_id: String, show: Option<bool>, focus: bool, title: String, reply: oneshot::Sender<Result<Value>> },
     /// Close every session (daemon shutdown).
     CloseAll { reply: oneshot::Sender<()> },
 }
@@ -381,7 +382,7 @@ impl EngineHandle {
     }
 
     /// Shows or hides the takeover window; answers `{shown, focus, done_count}`.
-    pub async fn watch(&self, session_id: &str, show: bool, focus: bool, title: String) -> Result<Value> {
+    pub async fn watch(&self, session_id: &str, show: Option<bool>, focus: bool, title: String) -> Result<Value> {
         let session_id = session_id.to_string();
         self.request(COMMAND_TIMEOUT, |reply| Command::Watch { session_id, show, focus, title, reply }).await
     }

@@ -36,6 +36,9 @@ impl fmt::Debug for SecretText {
 pub(crate) enum LoginMode {
     /// Fill username and password, submit, judge the outcome.
     Password,
+    /// Show the session to a person (the takeover window) and wait until they are logged
+    /// in (the same success signals) or press Done.
+    Watch,
 }
 
 /// Input of `login`.
@@ -47,6 +50,12 @@ pub(crate) struct LoginInput {
     /// The username (omit when the form has none).
     #[serde(default)]
     username: Option<SecretText>,
+    /// Watch mode: keep the window open after success (default: hide it).
+    #[serde(default)]
+    keep_visible: bool,
+    /// Watch mode: bring the window forward with keyboard focus (default false).
+    #[serde(default)]
+    focus: bool,
     /// The password (or give `credential`).
     #[serde(default)]
     password: Option<SecretText>,
@@ -74,9 +83,10 @@ pub(crate) struct LoginInput {
     /// Failure when this selector is visible.
     #[serde(default)]
     error_selector: Option<String>,
-    /// How long to wait for the outcome in ms (default 15000, max 120000).
+    /// How long to wait for the outcome in ms (default 15000 for password, 180000 for
+    /// watch; max 600000). A watch that times out leaves the window open for the person.
     #[serde(default)]
-    #[schemars(range(max = 120000))]
+    #[schemars(range(max = 600000))]
     timeout_ms: Option<u64>,
 }
 
@@ -88,13 +98,14 @@ pub(super) fn tool() -> Tool {
             let _guard = context.session.tool_lock.lock().await;
             match input.mode {
                 LoginMode::Password => password_login(&context, input).await,
+                LoginMode::Watch => watch_login(&context, input).await,
             }
         },
     )
 }
 
 async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<Value> {
-    let timeout = millis(input.timeout_ms, 15_000, 120_000, "timeout_ms")?;
+    let timeout = millis(input.timeout_ms, 15_000, 600_000, "timeout_ms")?;
     match (&input.password, input.credential.take()) {
         (Some(_), None) => {}
         (None, Some(name)) => {
@@ -197,6 +208,66 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
         if begun.elapsed() >= timeout {
             let _ = page::failure_screenshot(context, "login").await;
             return Ok(outcome(false, "timeout", None));
+        }
+    }
+}
+
+/// A person logs in through the takeover window; the agent waits for a success signal
+/// or the Done button.
+async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> {
+    if input.password.is_some() || input.credential.is_some() || input.username.is_some() {
+        return Err(Error::bad_request("watch mode takes no credentials: the person types them"));
+    }
+    let timeout = millis(input.timeout_ms, 180_000, 600_000, "timeout_ms")?;
+    let session = &context.session;
+    let form = agent(context, &[], "login_form", json!({ "password_selector": input.password_selector })).await.ok();
+    let password = form.as_ref().and_then(|form| form["password"].as_u64());
+    let (start_url, _) = session.page.get();
+    let title = format!("malo-browser: log in for {} ({})", session.name, session.lease_id);
+    let shown = session.engine.watch(&session.id, Some(true), input.focus, title).await?;
+    let done_before = shown["done_count"].as_u64().unwrap_or(0);
+    session.events.push("login_waiting", None, json!({ "mode": "watch" }));
+    let begun = Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let watch = session.engine.watch(&session.id, None, false, String::new()).await?;
+        let (url, _) = session.page.get();
+        let finish = |ok: bool, reason: &str, signal: Option<&str>| {
+            let mut result = json!({ "ok": ok, "mode": "watch", "reason": reason, "url": url, "profile": session.profile,
+                "waited_ms": begun.elapsed().as_millis() as u64 });
+            if let Some(signal) = signal {
+                result["signal"] = json!(signal);
+            }
+            result
+        };
+        if watch["done_count"].as_u64().unwrap_or(0) > done_before {
+            return Ok(finish(true, "done", Some("done_button")));
+        }
+        let state = agent(context, &[], "login_state", json!({ "password": password, "success_selector": input.success_selector })).await.ok();
+        let signal = if input.success_url_contains.as_deref().is_some_and(|part| url.contains(part)) {
+            Some("success_url_contains")
+        } else if state.as_ref().is_some_and(|state| state["success_selector"] == true) {
+            Some("success_selector")
+        } else if input.success_url_contains.is_none() && input.success_selector.is_none() {
+            if password.is_some() && state.as_ref().is_some_and(|state| state["password_present"] == false) {
+                Some("password_field_gone")
+            } else if url != start_url {
+                Some("url_changed")
+            } else {
+                None
+            }
+        } else {
+            None
+        };
+        if let Some(signal) = signal {
+            if !input.keep_visible {
+                session.engine.watch(&session.id, Some(false), false, String::new()).await?;
+            }
+            return Ok(finish(true, "success", Some(signal)));
+        }
+        if begun.elapsed() >= timeout {
+            // The window stays for the person; `watch {show: false}` puts it away.
+            return Ok(finish(false, "timeout", None));
         }
     }
 }

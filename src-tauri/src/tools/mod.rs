@@ -81,6 +81,10 @@ impl Tool {
             Box::pin(async move {
                 let mut raw = if raw.is_null() { json!({}) } else { raw };
                 whole_floats_to_integers(&mut raw);
+                if has_nul(&raw) {
+                    // Strings reach C APIs (GLib, WebKit) that end them at NUL.
+                    return Err(Error::bad_request(format!("invalid input for {name}: strings may not contain NUL characters")));
+                }
                 let input: Input = serde_json::from_value(raw).map_err(|error| {
                     Error::bad_request(format!("invalid input for {name}: {error}"))
                 })?;
@@ -166,6 +170,16 @@ impl ToolRegistry {
             session.touch();
         }
         result
+    }
+}
+
+/// Whether any string (or key) in the value holds a NUL character.
+fn has_nul(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.contains('\0'),
+        Value::Array(items) => items.iter().any(has_nul),
+        Value::Object(object) => object.iter().any(|(key, value)| key.contains('\0') || has_nul(value)),
+        _ => false,
     }
 }
 

@@ -30,7 +30,7 @@ pub(super) fn tool() -> Tool {
         |context: ToolContext, input: WatchInput| async move {
             let session = &context.session;
             let title = format!("malo-browser: {} ({})", session.name, session.lease_id);
-            let mut answer = session.engine.watch(&session.id, input.show, input.focus, title).await?;
+            let mut answer = session.engine.watch(&session.id, Some(input.show), input.focus, title).await?;
             answer["session_id"] = serde_json::json!(session.id);
             Ok(answer)
         },

@@ -178,7 +178,11 @@ impl Engine {
             Command::Watch { session_id, show, focus, title, reply } => {
                 let result = self.active_tab(&session_id).and_then(|tab| {
                     tab.ensure_open()?;
-                    let mut answer = if show { takeover::show(&tab, &title, focus)? } else { takeover::hide(&tab)? };
+                    let mut answer = match show {
+                        Some(true) => takeover::show(&tab, &title, focus)?,
+                        Some(false) => takeover::hide(&tab)?,
+                        None => serde_json::json!({ "shown": tab.takeover.window.borrow().is_some() }),
+                    };
                     answer["done_count"] = serde_json::json!(tab.takeover.done.get());
                     Ok(answer)
                 });
