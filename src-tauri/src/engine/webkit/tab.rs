@@ -419,15 +419,14 @@ impl Tab {
         self.closed.set(true);
         self.load_changed.notify_waiters();
         drop(self.webview.borrow_mut().take());
-        // SAFETY-free: `destroy` is a safe GTK call here; the host holds nothing else.
-        unsafe_free_destroy(&self.host);
+        destroy_host(&self.host);
     }
 }
 
-fn unsafe_free_destroy(host: &gtk::OffscreenWindow) {
-    // `gtk::Widget::destroy` is `unsafe` in gtk-rs because other references may still
-    // use the widget; the host is referenced only by this tab, which is closing.
+fn destroy_host(host: &gtk::OffscreenWindow) {
     #[allow(unsafe_code)]
+    // SAFETY: gtk-rs marks `destroy` unsafe because other references may still use the
+    // widget; the host is referenced only by this tab, which is closing.
     unsafe {
         host.destroy();
     }
