@@ -276,15 +276,21 @@ pub fn window_manager_with_focused_window() -> String {
                 id = xdotool(&["search", "--onlyvisible", "--name", "focus-holder"]).lines().next().unwrap_or("").to_string();
                 !id.is_empty()
             }));
-            xdotool(&["windowactivate", "--sync", &id]);
+            activate(&id);
             id
         })
         .clone()
 }
 
-/// Runs xdotool on our display; answers its output.
+/// Activates a window and waits (bounded) until it is the active one.
+pub fn activate(window: &str) {
+    xdotool(&["windowactivate", window]);
+    eventually(Duration::from_secs(5), || xdotool(&["getactivewindow"]) == window);
+}
+
+/// Runs xdotool on our display (never for more than 10 s); answers its output.
 pub fn xdotool(args: &[&str]) -> String {
-    let output = Command::new("xdotool").args(args).env("DISPLAY", display()).output().expect("xdotool is needed");
+    let output = Command::new("timeout").arg("10").arg("xdotool").args(args).env("DISPLAY", display()).output().expect("xdotool is needed");
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 

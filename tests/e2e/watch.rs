@@ -14,7 +14,7 @@ fn screen() -> std::sync::MutexGuard<'static, ()> {
     static SCREEN: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let guard = SCREEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let holder = window_manager_with_focused_window();
-    xdotool(&["windowactivate", "--sync", &holder]);
+    activate(&holder);
     guard
 }
 
