@@ -123,7 +123,7 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
                         tauri::async_runtime::spawn(shut_down(broker, handle, stop_servers));
                     }
                 });
-                crate::tray::install(&handle, broker.clone(), quit.clone());
+                crate::desktop::install(&handle, broker.clone(), quit.clone());
                 tauri::async_runtime::spawn(quit_on_signal(quit));
                 Ok(())
             }

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod client;
 pub mod clock;
 pub mod config;
+pub mod desktop;
 pub mod engine;
 pub mod error;
 pub mod events;
@@ -17,7 +18,7 @@ pub mod mcp;
 pub mod secret;
 pub mod session;
 pub mod tools;
-pub mod tray;
+
 pub mod urls;
 pub mod vault;
 

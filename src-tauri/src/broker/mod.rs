@@ -286,6 +286,12 @@ impl Broker {
         views
     }
 
+    /// The live session `session_id`, under whichever lease owns it.
+    pub fn find_session(&self, session_id: &str) -> Option<Arc<crate::session::Session>> {
+        let leases: Vec<Arc<Lease>> = self.leases.lock().expect("lease table poisoned").values().cloned().collect();
+        leases.iter().find_map(|lease| lease.sessions.get(session_id).ok())
+    }
+
     /// One pass of the reaper: expired leases are released, idle sessions closed.
     pub async fn reap(&self) {
         let leases: Vec<Arc<Lease>> = self.leases.lock().expect("lease table poisoned").values().cloned().collect();

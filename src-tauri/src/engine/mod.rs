@@ -7,12 +7,13 @@
 //! stuck page can never hang an HTTP request forever.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Notify};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::EventLog;
@@ -54,15 +55,37 @@ pub struct SessionSpec {
     pub page: Arc<PageState>,
 }
 
-/// The page's current url and title, kept current by the engine's signal handlers so that
-/// listing sessions (and the tray) never needs a round trip to the main thread.
-#[derive(Debug, Default)]
+/// What a `watch` command does to the takeover window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchChange {
+    /// Only report `{shown, done_count}`.
+    Report,
+    /// Show the window titled `title`; `focus` brings it forward with keyboard focus.
+    Show { title: String, focus: bool },
+    /// Hide the window; the page goes back offscreen.
+    Hide,
+    /// A person hands the session back (the Done button, closing the window, the tray's
+    /// Hide): hide the window and count a Done.
+    HandBack,
+}
+
+/// The page's current url and title, and whether a person has it on screen, kept current
+/// by the engine so that listing sessions (and the tray) never needs a round trip to the
+/// main thread. A change of the window notifies `changed` (the tray's wake-up).
+#[derive(Debug)]
 pub struct PageState {
     // A std mutex: held only to copy two short strings.
     inner: Mutex<(String, String)>,
+    shown: AtomicBool,
+    changed: Arc<Notify>,
 }
 
 impl PageState {
+    /// A blank page; `changed` is notified when the window is shown or hidden.
+    pub fn new(changed: Arc<Notify>) -> PageState {
+        PageState { inner: Mutex::new(("about:blank".into(), String::new())), shown: AtomicBool::new(false), changed }
+    }
+
     /// Records the current url.
     pub fn set_url(&self, url: &str) {
         self.inner.lock().expect("page state poisoned").0 = url.to_string();
@@ -76,6 +99,18 @@ impl PageState {
     /// `(url, title)`.
     pub fn get(&self) -> (String, String) {
         self.inner.lock().expect("page state poisoned").clone()
+    }
+
+    /// Records whether the takeover window is on screen.
+    pub fn set_shown(&self, shown: bool) {
+        if self.shown.swap(shown, Ordering::Relaxed) != shown {
+            self.changed.notify_one();
+        }
+    }
+
+    /// Whether the takeover window is on screen.
+    pub fn is_shown(&self) -> bool {
+        self.shown.load(Ordering::Relaxed)
     }
 }
 
@@ -256,9 +291,8 @@ pub enum Command {
     EvaluatePage { session_id: String, expression: String, reply: oneshot::Sender<Result<Value>> },
     /// Set how the next (or every) JavaScript dialog is answered.
     SetDialogPolicy { session_id: String, policy: DialogPolicy, reply: oneshot::Sender<Result<()>> },
-    /// Show the session in the takeover window (or hide it back offscreen).
-    /// `show: None` only reports `{shown, done_count}`.
-    Watch { session_id: String, show: Option<bool>, focus: bool, title: String, reply: oneshot::Sender<Result<Value>> },
+    /// Show the session in the takeover window, hide it back offscreen, or only report.
+    Watch { session_id: String, change: WatchChange, reply: oneshot::Sender<Result<Value>> },
     /// Close every session (daemon shutdown).
     CloseAll { reply: oneshot::Sender<()> },
 }
@@ -381,10 +415,11 @@ impl EngineHandle {
         self.request(COMMAND_TIMEOUT, |reply| Command::SetDialogPolicy { session_id, policy, reply }).await
     }
 
-    /// Shows or hides the takeover window; answers `{shown, focus, done_count}`.
-    pub async fn watch(&self, session_id: &str, show: Option<bool>, focus: bool, title: String) -> Result<Value> {
+    /// Shows or hides the takeover window; answers `{shown, done_count}` (and `focus`,
+    /// `title` when shown).
+    pub async fn watch(&self, session_id: &str, change: WatchChange) -> Result<Value> {
         let session_id = session_id.to_string();
-        self.request(COMMAND_TIMEOUT, |reply| Command::Watch { session_id, show, focus, title, reply }).await
+        self.request(COMMAND_TIMEOUT, |reply| Command::Watch { session_id, change, reply }).await
     }
 
     /// Closes every session; returns when done (or when the engine is gone).

@@ -90,8 +90,26 @@ pub struct Session {
     /// Held by each page tool while it runs, so that actions on one session never
     /// interleave (a snapshot never sees half a fill).
     pub tool_lock: tokio::sync::Mutex<()>,
+    // A std mutex: what the session waits for a person to do, if anything (a short copy).
+    waiting: Mutex<Option<String>>,
+    /// Notified when the session starts or stops waiting for a person (the tray listens).
+    changed: Arc<tokio::sync::Notify>,
     // A std mutex: a timestamp copy.
     last_used: Mutex<Instant>,
+}
+
+/// While alive, the session is marked as waiting for a person (the tray marks it and a
+/// desktop notification announces it); dropping it clears the mark, however the wait ends.
+#[derive(Debug)]
+pub struct WaitingForPerson<'a> {
+    session: &'a Session,
+}
+
+impl Drop for WaitingForPerson<'_> {
+    fn drop(&mut self) {
+        *self.session.waiting.lock().expect("waiting mark poisoned") = None;
+        self.session.changed.notify_one();
+    }
 }
 
 impl Session {
@@ -103,6 +121,24 @@ impl Session {
     /// How long since the last use.
     pub fn idle_for(&self) -> Duration {
         self.last_used.lock().expect("idle clock poisoned").elapsed()
+    }
+
+    /// Marks the session as waiting for a person to `what` (e.g. "log in") until the
+    /// returned guard is dropped.
+    pub fn wait_for_person(&self, what: &str) -> WaitingForPerson<'_> {
+        *self.waiting.lock().expect("waiting mark poisoned") = Some(what.to_string());
+        self.changed.notify_one();
+        WaitingForPerson { session: self }
+    }
+
+    /// What the session waits for a person to do, if anything.
+    pub fn waiting_for(&self) -> Option<String> {
+        self.waiting.lock().expect("waiting mark poisoned").clone()
+    }
+
+    /// The title of the session's takeover window: whose session it is.
+    pub fn window_title(&self) -> String {
+        format!("malo-browser: {} ({})", self.name, self.lease_id)
     }
 
     /// The public description of the session (never the token).
@@ -121,6 +157,8 @@ impl Session {
             idle_ms: self.idle_for().as_millis() as u64,
             downloads_dir: self.dirs.downloads.display().to_string(),
             artifacts_dir: self.dirs.artifacts.display().to_string(),
+            window_shown: self.page.is_shown(),
+            waiting_for_person: self.waiting_for(),
         }
     }
 }
@@ -178,4 +216,8 @@ pub struct SessionSummary {
     pub downloads_dir: String,
     /// Artifacts directory.
     pub artifacts_dir: String,
+    /// Whether the takeover window shows the session to a person right now.
+    pub window_shown: bool,
+    /// What the session waits for a person to do (e.g. "log in"), or null.
+    pub waiting_for_person: Option<String>,
 }

@@ -161,8 +161,7 @@ impl SessionTable {
             }
         }
         let events = Arc::new(EventLog::new(self.seq.clone()));
-        let page = Arc::new(PageState::default());
-        page.set_url("about:blank");
+        let page = Arc::new(PageState::new(self.changed.clone()));
         let spec = SessionSpec {
             session_id: id.clone(),
             width,
@@ -195,6 +194,8 @@ impl SessionTable {
             engine: self.engine.clone(),
             refs: Mutex::new(super::RefTable { next_ref: 1, ..Default::default() }),
             tool_lock: tokio::sync::Mutex::new(()),
+            waiting: Mutex::default(),
+            changed: self.changed.clone(),
             last_used: Mutex::new(Instant::now()),
         }))
     }

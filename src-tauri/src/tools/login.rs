@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::page::{self, agent, check_actionable, locate, ElementTarget};
 use super::{millis, Tool, ToolContext};
-use crate::engine::{InputEvent, Modifiers, MouseButton};
+use crate::engine::{InputEvent, Modifiers, MouseButton, WatchChange};
 use crate::error::{Error, Result};
 
 /// A secret string: deserialised like a string, never printed.
@@ -223,14 +223,15 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
     let form = agent(context, &[], "login_form", json!({ "password_selector": input.password_selector })).await.ok();
     let password = form.as_ref().and_then(|form| form["password"].as_u64());
     let (start_url, _) = session.page.get();
-    let title = format!("malo-browser: log in for {} ({})", session.name, session.lease_id);
-    let shown = session.engine.watch(&session.id, Some(true), input.focus, title).await?;
+    let title = format!("{}: log in", session.window_title());
+    let shown = session.engine.watch(&session.id, WatchChange::Show { title, focus: input.focus }).await?;
     let done_before = shown["done_count"].as_u64().unwrap_or(0);
-    session.events.push("login_waiting", None, json!({ "mode": "watch" }));
+    let _waiting = session.wait_for_person("log in");
+    session.events.push("login_waiting", None, json!({ "mode": "watch", "url": start_url }));
     let begun = Instant::now();
     loop {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let watch = session.engine.watch(&session.id, None, false, String::new()).await?;
+        let watch = session.engine.watch(&session.id, WatchChange::Report).await?;
         let (url, _) = session.page.get();
         let finish = |ok: bool, reason: &str, signal: Option<&str>| {
             let mut result = json!({ "ok": ok, "mode": "watch", "reason": reason, "url": url, "profile": session.profile,
@@ -261,7 +262,7 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
         };
         if let Some(signal) = signal {
             if !input.keep_visible {
-                session.engine.watch(&session.id, Some(false), false, String::new()).await?;
+                session.engine.watch(&session.id, WatchChange::Hide).await?;
             }
             return Ok(finish(true, "success", Some(signal)));
         }

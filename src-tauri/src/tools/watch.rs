@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Tool, ToolContext};
+use crate::engine::WatchChange;
 
 /// Input of `watch`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -29,8 +30,8 @@ pub(super) fn tool() -> Tool {
         "Show the session to a person in a small window with back/forward/reload, an address bar and a Done button (show=true), or hide it again (show=false). The page is the session's own, unchanged; screenshots never include the toolbar. focus=false (default) does not take keyboard focus.",
         |context: ToolContext, input: WatchInput| async move {
             let session = &context.session;
-            let title = format!("malo-browser: {} ({})", session.name, session.lease_id);
-            let mut answer = session.engine.watch(&session.id, Some(input.show), input.focus, title).await?;
+            let change = if input.show { WatchChange::Show { title: session.window_title(), focus: input.focus } } else { WatchChange::Hide };
+            let mut answer = session.engine.watch(&session.id, change).await?;
             answer["session_id"] = serde_json::json!(session.id);
             Ok(answer)
         },

@@ -21,7 +21,7 @@ use gtk::prelude::WidgetExt;
 use webkit2gtk::WebViewExt;
 
 use self::tab::Tab;
-use super::{Command, SessionSpec};
+use super::{Command, SessionSpec, WatchChange};
 use crate::error::{Error, ErrorCode, Result};
 
 /// The named script world our scripts run in: it sees the DOM, not the page's globals.
@@ -175,13 +175,14 @@ impl Engine {
                 });
                 let _ = reply.send(result);
             }
-            Command::Watch { session_id, show, focus, title, reply } => {
+            Command::Watch { session_id, change, reply } => {
                 let result = self.active_tab(&session_id).and_then(|tab| {
                     tab.ensure_open()?;
-                    let mut answer = match show {
-                        Some(true) => takeover::show(&tab, &title, focus)?,
-                        Some(false) => takeover::hide(&tab)?,
-                        None => serde_json::json!({ "shown": tab.takeover.window.borrow().is_some() }),
+                    let mut answer = match change {
+                        WatchChange::Show { title, focus } => takeover::show(&tab, &title, focus)?,
+                        WatchChange::Hide => takeover::hide(&tab)?,
+                        WatchChange::HandBack => takeover::hand_back(&tab)?,
+                        WatchChange::Report => serde_json::json!({ "shown": tab.takeover.window.borrow().is_some() }),
                     };
                     answer["done_count"] = serde_json::json!(tab.takeover.done.get());
                     Ok(answer)

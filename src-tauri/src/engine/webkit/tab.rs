@@ -71,6 +71,8 @@ pub(super) struct Tab {
     pub(super) pending_requests: Rc<Cell<i64>>,
     pub(super) closed: Cell<bool>,
     pub(super) events: Arc<EventLog>,
+    /// The session's url, title and window state, as listings read them.
+    pub(super) page: Arc<PageState>,
     /// The page agent's source for this session (with its secret), for documents that
     /// began before it was installed.
     pub(super) agent_source: String,
@@ -150,16 +152,18 @@ impl Tab {
             pending_requests: Rc::default(),
             closed: Cell::new(false),
             events: spec.events.clone(),
+            page: spec.page.clone(),
             agent_source,
             relay,
             dialog_policy: Rc::default(),
             input_mark: Cell::new(-1),
         };
-        tab.connect_signals(&spec.page);
+        tab.connect_signals();
         Ok(tab)
     }
 
-    fn connect_signals(&self, page: &Arc<PageState>) {
+    fn connect_signals(&self) {
+        let page = &self.page;
         let view = &self.view;
 
         // Load progress: counters, http status, events, page state.

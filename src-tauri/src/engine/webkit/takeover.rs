@@ -91,8 +91,7 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool) -> Result<Value> {
     window.connect_delete_event(move |_, _| {
         // Closing the window is Done: the session goes back to the agent.
         if let Some(tab) = weak_tab.upgrade() {
-            tab.takeover.done.set(tab.takeover.done.get() + 1);
-            let _ = hide(&tab);
+            let _ = hand_back(&tab);
         }
         glib::Propagation::Stop
     });
@@ -102,8 +101,17 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool) -> Result<Value> {
         window.present();
     }
     *state.window.borrow_mut() = Some(Takeover { window, layout, toolbar: Some(toolbar), uri_handler: Some(uri_handler) });
+    tab.page.set_shown(true);
     tab.events.push("watch", Some(&tab.id), json!({ "shown": true, "focus": focus }));
     Ok(json!({ "shown": true, "focus": focus, "title": title }))
+}
+
+/// A person hands the session back (Done, closing the window, the tray's Hide): counts a
+/// Done, which a waiting `login {mode: "watch"}` takes as the person being finished.
+pub(super) fn hand_back(tab: &Tab) -> Result<Value> {
+    tab.takeover.done.set(tab.takeover.done.get() + 1);
+    tab.events.push("watch_done", Some(&tab.id), json!({}));
+    hide(tab)
 }
 
 /// Hides the window and puts the page back in its offscreen host.
@@ -126,6 +134,7 @@ pub(super) fn hide(tab: &Tab) -> Result<Value> {
     unsafe {
         takeover.window.destroy();
     }
+    tab.page.set_shown(false);
     tab.events.push("watch", Some(&tab.id), json!({ "shown": false }));
     Ok(json!({ "shown": false }))
 }
@@ -149,9 +158,7 @@ fn handle_toolbar(tab: &Tab, body: &str) {
             }
         }
         Some("done") => {
-            tab.takeover.done.set(tab.takeover.done.get() + 1);
-            tab.events.push("watch_done", Some(&tab.id), json!({}));
-            let _ = hide(tab);
+            let _ = hand_back(tab);
         }
         _ => {}
     }

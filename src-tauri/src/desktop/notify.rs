@@ -1,0 +1,101 @@
+//! Desktop notifications through the freedesktop notification service
+//! (`org.freedesktop.Notifications` on the session D-Bus), which every Linux desktop runs.
+//! Calls block for at most [`CALL_TIMEOUT_MS`]; callers run them off the async threads.
+
+use std::collections::HashMap;
+
+use gtk::gio;
+use gtk::glib::{ToVariant, Variant};
+
+const SERVICE: &str = "org.freedesktop.Notifications";
+const PATH: &str = "/org/freedesktop/Notifications";
+const CALL_TIMEOUT_MS: i32 = 2_000;
+const APP_NAME: &str = "malo-browser";
+/// The spec's urgency levels: 0 low, 1 normal, 2 critical.
+const URGENCY_CRITICAL: u8 = 2;
+
+/// A connection to the session bus's notification service.
+#[derive(Debug, Clone)]
+pub struct Notifier {
+    bus: gio::DBusConnection,
+}
+
+impl Notifier {
+    /// Connects to the session bus named by `DBUS_SESSION_BUS_ADDRESS` (or the user's
+    /// `$XDG_RUNTIME_DIR/bus`). Never starts a bus of its own: without one there are no
+    /// notifications, and the reason is returned.
+    pub fn connect() -> Result<Notifier, String> {
+        let address = session_bus_address().ok_or("no session D-Bus (DBUS_SESSION_BUS_ADDRESS is not set)")?;
+        let flags = gio::DBusConnectionFlags::AUTHENTICATION_CLIENT | gio::DBusConnectionFlags::MESSAGE_BUS_CONNECTION;
+        let bus = gio::DBusConnection::for_address_sync(&address, flags, None, None::<&gio::Cancellable>)
+            .map_err(|error| format!("cannot connect to the session D-Bus: {error}"))?;
+        Ok(Notifier { bus })
+    }
+
+    /// Shows a notification that stays until closed; answers its id. `body` is plain
+    /// text (escaped here, since servers may read it as markup).
+    pub fn show(&self, summary: &str, body: &str) -> Result<u32, String> {
+        let hints: HashMap<String, Variant> = HashMap::from([
+            ("urgency".to_string(), URGENCY_CRITICAL.to_variant()),
+            ("category".to_string(), "presence".to_variant()),
+        ]);
+        let actions: Vec<String> = Vec::new();
+        let never_expire = 0i32;
+        let arguments = (APP_NAME, 0u32, "", summary, escape_markup(body), actions, hints, never_expire).to_variant();
+        let reply = self.call("Notify", &arguments)?;
+        reply.get::<(u32,)>().map(|(id,)| id).ok_or_else(|| format!("unexpected Notify reply {reply}"))
+    }
+
+    /// Withdraws notification `id`.
+    pub fn close(&self, id: u32) -> Result<(), String> {
+        self.call("CloseNotification", &(id,).to_variant()).map(drop)
+    }
+
+    fn call(&self, method: &str, arguments: &Variant) -> Result<Variant, String> {
+        self.bus
+            .call_sync(
+                Some(SERVICE),
+                PATH,
+                SERVICE,
+                method,
+                Some(arguments),
+                None,
+                gio::DBusCallFlags::NONE,
+                CALL_TIMEOUT_MS,
+                None::<&gio::Cancellable>,
+            )
+            .map_err(|error| format!("{method}: {error}"))
+    }
+}
+
+fn session_bus_address() -> Option<String> {
+    if let Some(address) = std::env::var("DBUS_SESSION_BUS_ADDRESS").ok().filter(|address| !address.is_empty()) {
+        return Some(address);
+    }
+    let socket = std::path::Path::new(&std::env::var_os("XDG_RUNTIME_DIR")?).join("bus");
+    socket.exists().then(|| format!("unix:path={}", socket.display()))
+}
+
+/// Escapes the characters the notification spec's body markup gives meaning to.
+fn escape_markup(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            other => escaped.push(other),
+        }
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape_markup;
+
+    #[test]
+    fn body_markup_is_escaped() {
+        assert_eq!(escape_markup("agent <b>x</b> & co"), "agent &lt;b&gt;x&lt;/b&gt; &amp; co");
+    }
+}
