@@ -33,8 +33,9 @@ if ! command -v cargo >/dev/null 2>&1; then
   export PATH="$HOME/.cargo/bin:$PATH"
 fi
 
-# Python tools the tests use: the official MCP SDK (a real MCP client) and schemathesis
-# (fuzzing the OpenAPI spec), pinned, in a virtual environment of their own.
+# Python tools the tests use: the official MCP SDK (a real MCP client), schemathesis
+# (fuzzing the OpenAPI spec) and dbus-next (the test desktop's tray host and notification
+# server), pinned, in a virtual environment of their own.
 venv="$HOME/.cache/malo-browser/venv"
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
   sudo_cmd=()
@@ -44,7 +45,7 @@ fi
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c 'import mcp, schemathesis' >/dev/null 2>&1; then
-  echo "setup: installing the MCP SDK and schemathesis into $venv" >&2
-  "$venv/bin/pip" install -q --disable-pip-version-check mcp==2.3.0 schemathesis==4.32.5
+if ! "$venv/bin/python" -c 'import mcp, schemathesis, dbus_next' >/dev/null 2>&1; then
+  echo "setup: installing the MCP SDK, schemathesis and dbus-next into $venv" >&2
+  "$venv/bin/pip" install -q --disable-pip-version-check mcp==2.3.0 schemathesis==4.32.5 dbus-next==0.2.3
 fi

@@ -282,6 +282,16 @@ pub fn window_manager_with_focused_window() -> String {
         .clone()
 }
 
+/// The screen is shared: tests that show windows take turns, each starting with the
+/// person's window focused.
+pub fn shared_screen() -> std::sync::MutexGuard<'static, ()> {
+    static SCREEN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let guard = SCREEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let holder = window_manager_with_focused_window();
+    activate(&holder);
+    guard
+}
+
 /// Activates a window and waits (bounded) until it is the active one.
 pub fn activate(window: &str) {
     xdotool(&["windowactivate", window]);
@@ -294,6 +304,117 @@ pub fn xdotool(args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
+/// The Python with the test tools (the MCP SDK, schemathesis, dbus-next).
+pub fn python() -> String {
+    std::env::var("MALO_PYTHON").unwrap_or_else(|_| format!("{}/.cache/malo-browser/venv/bin/python", std::env::var("HOME").unwrap()))
+}
+
+/// A file of the repository, by its path from the top.
+pub fn repo_file(path: &str) -> String {
+    format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Starts a private D-Bus session bus; answers the process and its address.
+pub fn private_bus() -> (Child, String) {
+    let mut bus = Command::new("dbus-daemon")
+        .args(["--session", "--nofork", "--print-address=1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("dbus-daemon is needed (scripts/setup.sh)");
+    watchdog(bus.id());
+    let mut address = String::new();
+    BufReader::new(bus.stdout.take().unwrap()).read_line(&mut address).unwrap();
+    (bus, address.trim().to_string())
+}
+
+/// A person's desktop on a private D-Bus (tests/desktop/host.py): the tray host a panel
+/// runs (StatusNotifierWatcher, reading and clicking menus over dbusmenu) and a
+/// notification server that records what it is asked to show.
+pub struct DesktopHost {
+    /// The bus address to give the daemon.
+    pub address: String,
+    bus: Child,
+    host: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+/// One entry of the tray menu, as the tray host reads it.
+#[derive(Debug, Clone)]
+pub struct MenuEntry {
+    pub id: u64,
+    pub label: String,
+    pub enabled: bool,
+}
+
+impl DesktopHost {
+    pub fn start() -> DesktopHost {
+        let (bus, address) = private_bus();
+        let mut host = Command::new(python())
+            .arg(repo_file("tests/desktop/host.py"))
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the test Python is needed (scripts/setup.sh)");
+        watchdog(host.id());
+        let stdin = host.stdin.take().unwrap();
+        let mut stdout = BufReader::new(host.stdout.take().unwrap());
+        let mut ready = String::new();
+        stdout.read_line(&mut ready).unwrap();
+        assert!(ready.contains("ready"), "the desktop host did not start: {ready:?}");
+        DesktopHost { address, bus, host, stdin, stdout }
+    }
+
+    fn ask(&mut self, request: Value) -> Value {
+        writeln!(self.stdin, "{request}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the desktop host exited");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Tray items registered with the host.
+    pub fn items(&mut self) -> usize {
+        self.ask(json!({ "do": "items" }))["items"].as_array().map_or(0, Vec::len)
+    }
+
+    /// The tray menu, flattened (separators left out).
+    pub fn menu(&mut self) -> Vec<MenuEntry> {
+        let answer = self.ask(json!({ "do": "menu" }));
+        let entries = answer["menu"].as_array().unwrap_or_else(|| panic!("no menu: {answer}"));
+        entries
+            .iter()
+            .map(|entry| MenuEntry {
+                id: entry["id"].as_u64().unwrap(),
+                label: entry["label"].as_str().unwrap().to_string(),
+                enabled: entry["enabled"].as_bool().unwrap(),
+            })
+            .collect()
+    }
+
+    /// Clicks a menu entry, as a person choosing it.
+    pub fn click(&mut self, entry: &MenuEntry) {
+        let answer = self.ask(json!({ "do": "click", "id": entry.id }));
+        assert_eq!(answer["clicked"], entry.id, "{answer}");
+    }
+
+    /// Every notification shown so far (`closed` once withdrawn).
+    pub fn notifications(&mut self) -> Vec<Value> {
+        self.ask(json!({ "do": "notifications" }))["notifications"].as_array().unwrap().clone()
+    }
+}
+
+impl Drop for DesktopHost {
+    fn drop(&mut self) {
+        for child in [&mut self.host, &mut self.bus] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// A private D-Bus session bus with an unlocked gnome-keyring Secret Service on it
 /// (started once per test run); answers the bus address.
 pub fn secret_service() -> &'static str {
@@ -303,16 +424,7 @@ pub fn secret_service() -> &'static str {
         let runtime = home.join("run");
         std::fs::create_dir_all(&runtime).unwrap();
         std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-        let mut bus = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address=1"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("dbus-daemon is needed (scripts/setup.sh)");
-        watchdog(bus.id());
-        let mut address = String::new();
-        BufReader::new(bus.stdout.take().unwrap()).read_line(&mut address).unwrap();
-        let address = address.trim().to_string();
+        let (bus, address) = private_bus();
         std::mem::forget(bus);
         let mut keyring = Command::new("gnome-keyring-daemon")
             .args(["--unlock", "--components=secrets", "--foreground"])

@@ -14,14 +14,6 @@ fn leases(daemon: &Daemon) -> Vec<String> {
     listed.body["leases"].as_array().unwrap().iter().map(|lease| lease["agent_id"].as_str().unwrap().to_string()).collect()
 }
 
-fn python() -> String {
-    std::env::var("MALO_PYTHON").unwrap_or_else(|_| format!("{}/.cache/malo-browser/venv/bin/python", std::env::var("HOME").unwrap()))
-}
-
-fn repo_file(path: &str) -> String {
-    format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"))
-}
-
 #[test]
 fn the_official_python_mcp_sdk_drives_malo_over_stdio_and_http() {
     let daemon = Daemon::start();

@@ -15,3 +15,4 @@ mod profiles;
 mod login;
 mod vault;
 mod watch;
+mod desktop;

@@ -9,15 +9,6 @@ use serde_json::json;
 
 use crate::harness::*;
 
-/// The screen is shared: watch tests take turns, each starting with the person's window focused.
-fn screen() -> std::sync::MutexGuard<'static, ()> {
-    static SCREEN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let guard = SCREEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let holder = window_manager_with_focused_window();
-    activate(&holder);
-    guard
-}
-
 /// The RGB of a pixel of an X window, via ImageMagick.
 fn pixel(window: &str, x: u32, y: u32) -> [u8; 3] {
     let dir = TempDir::new("shot");
@@ -34,7 +25,7 @@ fn near(got: [u8; 3], want: [u8; 3]) -> bool {
 
 #[test]
 fn a_person_takes_over_without_losing_focus_and_hands_the_session_back() {
-    let _screen = screen();
+    let _screen = shared_screen();
     let holder = window_manager_with_focused_window();
     let daemon = Daemon::start();
     let fixtures = Fixtures::start();
@@ -87,7 +78,7 @@ fn a_person_takes_over_without_losing_focus_and_hands_the_session_back() {
 
 #[test]
 fn a_person_logs_in_through_the_window_while_the_agent_waits() {
-    let _screen = screen();
+    let _screen = shared_screen();
     let daemon = Daemon::start();
     let fixtures = Fixtures::start();
     let session = daemon.lease("agent-a").session_sized(640, 480);

@@ -1,0 +1,139 @@
+//! What a person sees of the daemon, through the protocols a Linux panel and notification
+//! daemon speak on D-Bus (tests/desktop/host.py plays both): the tray menu lists leases
+//! and sessions; Watch brings a session's window forward and Hide hands it back; a session
+//! waiting for a person is marked and announced by a notification naming the agent and
+//! the site, withdrawn when the wait ends; Quit stops the daemon.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::harness::*;
+
+fn daemon_on(desktop: &mut DesktopHost) -> Daemon {
+    let daemon = Daemon::start_with(DaemonOptions { dbus: Some(desktop.address.clone()), ..Default::default() });
+    assert!(eventually(Duration::from_secs(10), || desktop.items() == 1), "the tray icon never registered with the tray host");
+    daemon
+}
+
+/// The menu entry that follows the first one whose label starts with `line`, once such a
+/// line shows (the menu follows page URLs within a few seconds).
+fn entry_after(desktop: &mut DesktopHost, line: &str) -> (MenuEntry, MenuEntry) {
+    let mut found = None;
+    let appeared = eventually(Duration::from_secs(10), || {
+        let menu = desktop.menu();
+        found = menu.iter().position(|entry| entry.label.starts_with(line)).map(|at| (menu[at].clone(), menu[at + 1].clone()));
+        found.is_some()
+    });
+    assert!(appeared, "no menu line {line:?} in {:?}", desktop.menu());
+    found.unwrap()
+}
+
+fn summary(session: &Session) -> Value {
+    let response = session.get("");
+    assert_eq!(response.status, 200, "{}", response.body);
+    response.body
+}
+
+fn takeover_windows() -> String {
+    xdotool(&["search", "--onlyvisible", "--name", "malo-browser: test"])
+}
+
+#[test]
+fn the_tray_lists_sessions_and_its_watch_and_hide_drive_the_takeover_window() {
+    let _screen = shared_screen();
+    let holder = window_manager_with_focused_window();
+    let mut desktop = DesktopHost::start();
+    let mut daemon = daemon_on(&mut desktop);
+    let fixtures = Fixtures::start();
+    let labels: Vec<String> = desktop.menu().into_iter().map(|entry| entry.label).collect();
+    assert_eq!(labels, ["No agents connected", "Quit malo-browser"]);
+
+    let lease = daemon.lease("agent-tray");
+    let session = lease.session_sized(640, 480);
+    session.navigate(&fixtures.url("/f/hello.html"));
+    let (agent, _) = entry_after(&mut desktop, "agent-tray");
+    assert_eq!(agent.label, format!("agent-tray — port {} — 1 session", lease.port));
+    let (line, watch) = entry_after(&mut desktop, &format!("    test: {}", fixtures.url("/f/hello.html")));
+    assert!(!line.enabled);
+    assert_eq!((watch.label.as_str(), watch.enabled), ("        Watch", true));
+    assert_eq!(xdotool(&["getactivewindow"]), holder);
+
+    // Watch: the person asked, so the window comes forward with focus.
+    desktop.click(&watch);
+    let mut window = String::new();
+    assert!(eventually(Duration::from_secs(10), || {
+        window = takeover_windows().lines().next().unwrap_or("").to_string();
+        !window.is_empty()
+    }), "Watch showed no window");
+    assert!(eventually(Duration::from_secs(5), || xdotool(&["getactivewindow"]) == window), "the window Watch showed is not in front");
+    assert_eq!(summary(&session)["window_shown"], true);
+    let (_, hide) = entry_after(&mut desktop, "    test: ");
+    assert_eq!(hide.label, "        Hide");
+
+    // Hide hands the session back, as Done does; the agent goes on where the person left it.
+    desktop.click(&hide);
+    assert!(eventually(Duration::from_secs(5), || takeover_windows().is_empty()), "Hide left the window up");
+    assert_eq!(summary(&session)["window_shown"], false);
+    assert!(session.events(0).to_string().contains("watch_done"));
+    assert_eq!(session.observe()["title"], "Hello fixture");
+    let (_, watch_again) = entry_after(&mut desktop, "    test: ");
+    assert_eq!(watch_again.label, "        Watch");
+
+    // Quit stops the daemon cleanly: sessions closed, ports returned.
+    let quit = desktop.menu().into_iter().find(|entry| entry.label == "Quit malo-browser").unwrap();
+    desktop.click(&quit);
+    let mut child = daemon.child.take().unwrap();
+    assert_eq!(wait_exit(&mut child, Duration::from_secs(20)), Some(0), "Quit did not stop the daemon");
+    assert!(!port_open(lease.port) && !port_open(daemon.port));
+    assert!(!daemon.data_dir.join("leases").exists());
+}
+
+#[test]
+fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() {
+    let _screen = shared_screen();
+    let holder = window_manager_with_focused_window();
+    let mut desktop = DesktopHost::start();
+    let daemon = daemon_on(&mut desktop);
+    let fixtures = Fixtures::start();
+    let lease = daemon.lease("agent-tray");
+    let session = lease.session_sized(640, 480);
+    let login_url = fixtures.url("/f/login.html");
+    session.navigate(&login_url);
+    assert!(desktop.notifications().is_empty());
+
+    let waiting = {
+        let session = session.clone();
+        std::thread::spawn(move || session.tool("login", json!({ "mode": "watch", "timeout_ms": 30000 })))
+    };
+    // Marked in the tray, with a Hide for its open window.
+    let (line, hide) = entry_after(&mut desktop, "    ⚠ test: ");
+    assert_eq!(line.label, format!("    ⚠ test: {login_url} — waiting for you to log in"));
+    assert_eq!(hide.label, "        Hide");
+    assert_eq!(summary(&session)["waiting_for_person"], "log in");
+    // Announced once, naming the agent and the site; nothing secret in it.
+    let site = login_url.trim_start_matches("http://").split('/').next().unwrap().to_string();
+    assert!(eventually(Duration::from_secs(5), || desktop.notifications().len() == 1));
+    let notification = desktop.notifications()[0].clone();
+    assert_eq!(notification["app_name"], "malo-browser");
+    assert_eq!(notification["summary"], format!("agent-tray needs you to log in at {site}"));
+    assert!(notification["body"].as_str().unwrap().contains("agent agent-tray"), "{notification}");
+    assert_eq!(notification["closed"], false);
+    let text = notification.to_string();
+    assert!(!text.contains(&lease.token) && !text.contains(&session.token) && !text.contains(&daemon.token));
+    // The window appeared without taking the person's focus (login's default).
+    assert!(!takeover_windows().is_empty());
+    assert_eq!(xdotool(&["getactivewindow"]), holder);
+
+    // The person chooses Hide in the tray: the agent's wait ends as with Done.
+    desktop.click(&hide);
+    let answer = waiting.join().unwrap();
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!((answer.body["result"]["ok"].clone(), answer.body["result"]["reason"].clone()), (json!(true), json!("done")));
+    assert!(eventually(Duration::from_secs(5), || desktop.notifications()[0]["closed"] == true), "the notification was not withdrawn");
+    assert_eq!(desktop.notifications().len(), 1);
+    let (line, _) = entry_after(&mut desktop, "    test: ");
+    assert_eq!(line.label, format!("    test: {login_url}"));
+    assert_eq!(summary(&session)["waiting_for_person"], Value::Null);
+    assert!(takeover_windows().is_empty());
+}
