@@ -13,7 +13,8 @@ Commands come as JSON lines on stdin, one answer per line on stdout:
   {"do": "menu"}               -> {"menu": [{"id", "label", "enabled"}, ...]} (flattened)
   {"do": "click", "id": N}     -> {"clicked": N}
   {"do": "notifications"}      -> {"notifications": [{"id", "app_name", "summary", "body",
-                                   "hints", "closed"}, ...]}
+                                   "actions", "hints", "closed"}, ...]}
+  {"do": "invoke", "id": N}    -> {"invoked": N} (a person clicks notification N)
 The first line out is {"ready": true}, once both names are owned.
 """
 
@@ -65,10 +66,10 @@ def handle(message):
             return reply(message, "a{sv}", [watcher_properties()])
     if interface == NOTIFICATIONS:
         if member == "Notify":
-            app_name, replaces_id, _icon, summary, body, _actions, hints, _timeout = message.body
+            app_name, replaces_id, _icon, summary, body, actions, hints, _timeout = message.body
             number = replaces_id or len(notifications) + 1
             notifications.append({
-                "id": number, "app_name": app_name, "summary": summary, "body": body,
+                "id": number, "app_name": app_name, "summary": summary, "body": body, "actions": actions,
                 "hints": {key: value.value for key, value in hints.items()}, "closed": False,
             })
             return reply(message, "u", [number])
@@ -118,6 +119,10 @@ async def run(request, bus):
         return {"items": items}
     if action == "notifications":
         return {"notifications": notifications}
+    if action == "invoke":
+        await bus.send(Message.new_signal("/org/freedesktop/Notifications", NOTIFICATIONS, "ActionInvoked",
+                                          "us", [request["id"], "default"]))
+        return {"invoked": request["id"]}
     if not items:
         return {"error": "no tray item registered"}
     name, path = await menu_path(bus)

@@ -121,9 +121,17 @@ fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() 
     assert_eq!(notification["closed"], false);
     let text = notification.to_string();
     assert!(!text.contains(&lease.token) && !text.contains(&session.token) && !text.contains(&daemon.token));
-    // The window appeared without taking the person's focus (login's default).
-    assert!(!takeover_windows().is_empty());
+    // The window appeared without taking the person's focus (login's default); clicking
+    // the notification brings it forward.
+    let mut window = String::new();
+    assert!(eventually(Duration::from_secs(10), || {
+        window = takeover_windows().lines().next().unwrap_or("").to_string();
+        !window.is_empty()
+    }));
     assert_eq!(xdotool(&["getactivewindow"]), holder);
+    assert_eq!(notification["actions"][0], "default");
+    desktop.click_notification(notification["id"].as_u64().unwrap());
+    assert!(eventually(Duration::from_secs(5), || xdotool(&["getactivewindow"]) == window), "clicking the notification did not bring the window forward");
 
     // The person chooses Hide in the tray: the agent's wait ends as with Done.
     desktop.click(&hide);

@@ -400,6 +400,12 @@ impl DesktopHost {
         assert_eq!(answer["clicked"], entry.id, "{answer}");
     }
 
+    /// A person clicks notification `id` (its default action).
+    pub fn click_notification(&mut self, id: u64) {
+        let answer = self.ask(json!({ "do": "invoke", "id": id }));
+        assert_eq!(answer["invoked"], id, "{answer}");
+    }
+
     /// Every notification shown so far (`closed` once withdrawn).
     pub fn notifications(&mut self) -> Vec<Value> {
         self.ask(json!({ "do": "notifications" }))["notifications"].as_array().unwrap().clone()

@@ -3,6 +3,10 @@
 //! follows the broker for both: it wakes on every change of leases, sessions, takeover
 //! windows and waits for a person, and every few seconds for page URLs.
 
+#[cfg(target_os = "linux")]
+mod notify;
+#[cfg(not(target_os = "linux"))]
+#[path = "notify_unsupported.rs"]
 mod notify;
 mod tray;
 
@@ -16,6 +20,7 @@ use std::time::Duration;
 use tauri::AppHandle;
 
 use crate::broker::{Broker, LeaseView};
+use crate::engine::WatchChange;
 
 /// Installs the tray icon and starts following the broker. `quit` runs when Quit is chosen.
 pub fn install(app: &AppHandle, broker: Arc<Broker>, quit: Arc<dyn Fn() + Send + Sync>) {
@@ -27,13 +32,21 @@ pub fn install(app: &AppHandle, broker: Arc<Broker>, quit: Arc<dyn Fn() + Send +
         }
     };
     tauri::async_runtime::spawn(async move {
-        let mut announcer = Announcer::default();
+        let (clicks, mut clicked) = tokio::sync::mpsc::unbounded_channel();
+        let mut announcer = Announcer { clicks: Some(clicks), ..Announcer::default() };
         // Page URLs change without notice: also look every few seconds.
         let mut ticker = tokio::time::interval(Duration::from_secs(3));
         loop {
             tokio::select! {
                 _ = broker.changes.notified() => {}
                 _ = ticker.tick() => {}
+                Some(id) = clicked.recv() => {
+                    // A person clicked the notification: bring that session's window forward.
+                    if let Some(session_id) = announcer.session_of(id) {
+                        carry_out(broker.clone(), MenuAction::Watch(session_id)).await;
+                    }
+                    continue;
+                }
             }
             if broker.is_shutting_down() {
                 announcer.withdraw_all().await;
@@ -46,6 +59,21 @@ pub fn install(app: &AppHandle, broker: Arc<Broker>, quit: Arc<dyn Fn() + Send +
             announcer.update(&leases).await;
         }
     });
+}
+
+/// Does what a person asked for from the tray or a notification.
+async fn carry_out(broker: Arc<Broker>, action: MenuAction) {
+    let (session_id, change) = match &action {
+        MenuAction::Watch(session_id) => (session_id, None),
+        MenuAction::Hide(session_id) => (session_id, Some(WatchChange::HandBack)),
+    };
+    let Some(session) = broker.find_session(session_id) else { return };
+    // A person asked to see it: in front, with focus.
+    let change = change.unwrap_or_else(|| WatchChange::Show { title: session.window_title(), focus: true });
+    session.touch();
+    if let Err(error) = session.engine.watch(&session.id, change).await {
+        tracing::warn!(session = %session.id, %error, "could not change the session's window for a person");
+    }
 }
 
 /// A session that waits for a person, as the notification tells it.
@@ -96,6 +124,8 @@ fn site_of(url: &str) -> String {
 #[derive(Default)]
 struct Announcer {
     notifier: Option<Result<Notifier, ()>>,
+    /// Where clicks on notifications go, until the notifier is connected.
+    clicks: Option<tokio::sync::mpsc::UnboundedSender<u32>>,
     /// Waiting sessions, with their notification's id when one was shown.
     shown: HashMap<String, Option<u32>>,
 }
@@ -132,9 +162,22 @@ impl Announcer {
         }
     }
 
+    /// The session whose notification is `id`.
+    fn session_of(&self, id: u32) -> Option<String> {
+        self.shown.iter().find(|(_, shown)| **shown == Some(id)).map(|(session, _)| session.clone())
+    }
+
     async fn notifier(&mut self) -> Option<Notifier> {
         if self.notifier.is_none() {
-            let connected = tokio::task::spawn_blocking(Notifier::connect).await.unwrap_or_else(|error| Err(error.to_string()));
+            let clicks = self.clicks.take();
+            let connect = move || {
+                let notifier = Notifier::connect()?;
+                if let Some(clicks) = clicks {
+                    notifier.on_click(clicks);
+                }
+                Ok(notifier)
+            };
+            let connected = tokio::task::spawn_blocking(connect).await.unwrap_or_else(|error| Err(error.to_string()));
             self.notifier = Some(connected.map_err(|error| tracing::warn!(%error, "desktop notifications are off")));
         }
         self.notifier.clone().and_then(Result::ok)

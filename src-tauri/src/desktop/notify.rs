@@ -1,6 +1,7 @@
 //! Desktop notifications through the freedesktop notification service
 //! (`org.freedesktop.Notifications` on the session D-Bus), which every Linux desktop runs.
 //! Calls block for at most [`CALL_TIMEOUT_MS`]; callers run them off the async threads.
+//! Clicking a notification (its default action) is reported through [`Notifier::on_click`].
 
 use std::collections::HashMap;
 
@@ -11,6 +12,7 @@ const SERVICE: &str = "org.freedesktop.Notifications";
 const PATH: &str = "/org/freedesktop/Notifications";
 const CALL_TIMEOUT_MS: i32 = 2_000;
 const APP_NAME: &str = "malo-browser";
+const DEFAULT_ACTION: &str = "default";
 /// The spec's urgency levels: 0 low, 1 normal, 2 critical.
 const URGENCY_CRITICAL: u8 = 2;
 
@@ -39,11 +41,34 @@ impl Notifier {
             ("urgency".to_string(), URGENCY_CRITICAL.to_variant()),
             ("category".to_string(), "presence".to_variant()),
         ]);
-        let actions: Vec<String> = Vec::new();
+        // "default" is clicking the notification itself; the label is for servers that show buttons.
+        let actions: Vec<String> = vec![DEFAULT_ACTION.into(), "Show the window".into()];
         let never_expire = 0i32;
         let arguments = (APP_NAME, 0u32, "", summary, escape_markup(body), actions, hints, never_expire).to_variant();
         let reply = self.call("Notify", &arguments)?;
         reply.get::<(u32,)>().map(|(id,)| id).ok_or_else(|| format!("unexpected Notify reply {reply}"))
+    }
+
+    /// Sends the id of every notification a person clicks to `clicked`. Must be called
+    /// from a thread with no GLib main context of its own: the signal is then dispatched
+    /// by the default main context, which the GTK main loop runs.
+    pub fn on_click(&self, clicked: tokio::sync::mpsc::UnboundedSender<u32>) {
+        // Only the notification server's own name can send it.
+        self.bus.signal_subscribe(
+            Some(SERVICE),
+            Some(SERVICE),
+            Some("ActionInvoked"),
+            Some(PATH),
+            None,
+            gio::DBusSignalFlags::NONE,
+            move |_bus, _sender, _path, _interface, _signal, parameters| {
+                if let Some((id, action)) = parameters.get::<(u32, String)>() {
+                    if action == DEFAULT_ACTION {
+                        let _ = clicked.send(id);
+                    }
+                }
+            },
+        );
     }
 
     /// Withdraws notification `id`.

@@ -11,7 +11,6 @@ use tauri::tray::{TrayIcon, TrayIconBuilder};
 use tauri::{AppHandle, Wry};
 
 use crate::broker::{Broker, LeaseView};
-use crate::engine::WatchChange;
 
 const QUIT_ID: &str = "quit";
 const URL_CHARS: usize = 60;
@@ -165,19 +164,7 @@ fn on_menu_event(broker: &Arc<Broker>, quit: &Arc<dyn Fn() + Send + Sync>, event
         return;
     }
     let Some(action) = MenuAction::parse(id) else { return };
-    let broker = broker.clone();
-    tauri::async_runtime::spawn(async move {
-        let (session_id, change) = match &action {
-            MenuAction::Watch(session_id) => (session_id, None),
-            MenuAction::Hide(session_id) => (session_id, Some(WatchChange::HandBack)),
-        };
-        let Some(session) = broker.find_session(session_id) else { return };
-        let change = change.unwrap_or_else(|| WatchChange::Show { title: session.window_title(), focus: true });
-        session.touch();
-        if let Err(error) = session.engine.watch(&session.id, change).await {
-            tracing::warn!(session = %session.id, %error, "the tray could not change the session's window");
-        }
-    });
+    tauri::async_runtime::spawn(super::carry_out(broker.clone(), action));
 }
 
 #[cfg(test)]
