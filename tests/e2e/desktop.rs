@@ -36,7 +36,7 @@ fn summary(session: &Session) -> Value {
 }
 
 fn takeover_windows() -> String {
-    xdotool(&["search", "--onlyvisible", "--name", "malo-browser: test"])
+    xdotool(&["search", "--onlyvisible", "--name", "^malo-browser: "])
 }
 
 #[test]

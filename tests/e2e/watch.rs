@@ -109,3 +109,30 @@ fn a_person_logs_in_through_the_window_while_the_agent_waits() {
     assert_eq!(session.observe()["title"], "Welcome");
     assert!(!answer.text.contains("s3cret-pass"));
 }
+
+#[test]
+fn with_keep_visible_done_hands_control_back_and_the_window_stays() {
+    let _screen = shared_screen();
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session_sized(640, 480);
+    session.navigate(&fixtures.url("/f/hello.html"));
+    let shown = session.tool("watch", json!({ "show": true, "keep_visible": true }));
+    assert_eq!(shown.status, 200, "{}", shown.body);
+    let mut window = String::new();
+    assert!(eventually(Duration::from_secs(10), || {
+        window = xdotool(&["search", "--onlyvisible", "--name", "malo-browser"]).lines().next().unwrap_or("").to_string();
+        !window.is_empty()
+    }), "no takeover window appeared");
+    std::thread::sleep(Duration::from_millis(500));
+    // Done: control goes back (watch_done), the window stays for the person.
+    xdotool(&["mousemove", "--window", &window, "600", "20", "click", "1"]);
+    assert!(eventually(Duration::from_secs(5), || session.events(0).to_string().contains("watch_done")), "Done was not recorded");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(xdotool(&["search", "--onlyvisible", "--name", "malo-browser"]), window, "keep_visible: Done must not hide the window");
+    let snapshot = session.tool("snapshot", json!({ "format": "text" }));
+    assert!(snapshot.body["result"]["text"].as_str().unwrap().starts_with("page: Hello fixture"), "{}", snapshot.body);
+    // watch {show: false} puts it away.
+    assert_eq!(session.tool("watch", json!({ "show": false })).body["result"]["shown"], false);
+    assert!(eventually(Duration::from_secs(5), || xdotool(&["search", "--onlyvisible", "--name", "malo-browser"]).is_empty()));
+}

@@ -69,7 +69,7 @@ async fn carry_out(broker: Arc<Broker>, action: MenuAction) {
     };
     let Some(session) = broker.find_session(session_id) else { return };
     // A person asked to see it: in front, with focus.
-    let change = change.unwrap_or_else(|| WatchChange::Show { title: session.window_title(), focus: true });
+    let change = change.unwrap_or_else(|| WatchChange::Show { title: session.window_title(), focus: true, keep_visible: false });
     session.touch();
     if let Err(error) = session.engine.watch(&session.id, change).await {
         tracing::warn!(session = %session.id, %error, "could not change the session's window for a person");

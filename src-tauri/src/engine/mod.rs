@@ -60,8 +60,9 @@ pub struct SessionSpec {
 pub enum WatchChange {
     /// Only report `{shown, done_count}`.
     Report,
-    /// Show the window titled `title`; `focus` brings it forward with keyboard focus.
-    Show { title: String, focus: bool },
+    /// Show the window titled `title`; `focus` brings it forward with keyboard focus;
+    /// `keep_visible` keeps it up when the person presses Done (control still goes back).
+    Show { title: String, focus: bool, keep_visible: bool },
     /// Hide the window; the page goes back offscreen.
     Hide,
     /// A person hands the session back (the Done button, closing the window, the tray's

@@ -50,7 +50,7 @@ pub(crate) struct LoginInput {
     /// The username (omit when the form has none).
     #[serde(default)]
     username: Option<SecretText>,
-    /// Watch mode: keep the window open after success (default: hide it).
+    /// Watch mode: keep the window open after success or Done (default: hide it).
     #[serde(default)]
     keep_visible: bool,
     /// Watch mode: bring the window forward with keyboard focus (default false).
@@ -223,8 +223,8 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
     let form = agent(context, &[], "login_form", json!({ "password_selector": input.password_selector })).await.ok();
     let password = form.as_ref().and_then(|form| form["password"].as_u64());
     let (start_url, _) = session.page.get();
-    let title = format!("{}: log in", session.window_title());
-    let shown = session.engine.watch(&session.id, WatchChange::Show { title, focus: input.focus }).await?;
+    let title = format!("malo-browser: log in for {} ({})", session.name, session.lease_id);
+    let shown = session.engine.watch(&session.id, WatchChange::Show { title, focus: input.focus, keep_visible: input.keep_visible }).await?;
     let done_before = shown["done_count"].as_u64().unwrap_or(0);
     let _waiting = session.wait_for_person("log in");
     session.events.push("login_waiting", None, json!({ "mode": "watch", "url": start_url }));

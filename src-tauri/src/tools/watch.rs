@@ -18,6 +18,10 @@ pub(crate) struct WatchInput {
     /// Bring the window forward with keyboard focus (default false: it appears behind, inactive).
     #[serde(default)]
     focus: bool,
+    /// Keep the window up when the person presses Done: control goes back to the agent
+    /// while the person keeps watching (default false: Done hides it).
+    #[serde(default)]
+    keep_visible: bool,
 }
 
 fn yes() -> bool {
@@ -30,7 +34,7 @@ pub(super) fn tool() -> Tool {
         "Show the session to a person in a small window with back/forward/reload, an address bar and a Done button (show=true), or hide it again (show=false). The page is the session's own, unchanged; screenshots never include the toolbar. focus=false (default) does not take keyboard focus.",
         |context: ToolContext, input: WatchInput| async move {
             let session = &context.session;
-            let change = if input.show { WatchChange::Show { title: session.window_title(), focus: input.focus } } else { WatchChange::Hide };
+            let change = if input.show { WatchChange::Show { title: session.window_title(), focus: input.focus, keep_visible: input.keep_visible } } else { WatchChange::Hide };
             let mut answer = session.engine.watch(&session.id, change).await?;
             answer["session_id"] = serde_json::json!(session.id);
             Ok(answer)

@@ -179,7 +179,7 @@ impl Engine {
                 let result = self.active_tab(&session_id).and_then(|tab| {
                     tab.ensure_open()?;
                     let mut answer = match change {
-                        WatchChange::Show { title, focus } => takeover::show(&tab, &title, focus)?,
+                        WatchChange::Show { title, focus, keep_visible } => takeover::show(&tab, &title, focus, keep_visible)?,
                         WatchChange::Hide => takeover::hide(&tab)?,
                         WatchChange::HandBack => takeover::hand_back(&tab)?,
                         WatchChange::Report => serde_json::json!({ "shown": tab.takeover.window.borrow().is_some() }),

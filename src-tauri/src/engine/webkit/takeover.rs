@@ -31,14 +31,18 @@ pub(super) struct Takeover {
 #[derive(Default)]
 pub(super) struct TakeoverState {
     pub(super) window: RefCell<Option<Takeover>>,
-    /// Times the person pressed Done.
+    /// Times the person handed the session back (Done, closing the window, the tray's Hide).
     pub(super) done: std::cell::Cell<u64>,
+    /// Whether Done leaves the window up (`keep_visible`).
+    keep_visible: std::cell::Cell<bool>,
 }
 
 /// Shows the takeover window for `tab` (creating it, or raising it when `focus`).
-pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool) -> Result<Value> {
+pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: bool) -> Result<Value> {
     let state = tab.takeover.clone();
+    state.keep_visible.set(keep_visible);
     if let Some(takeover) = state.window.borrow().as_ref() {
+        takeover.window.set_title(title);
         if focus {
             takeover.window.present();
         }
@@ -109,9 +113,13 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool) -> Result<Value> {
 /// A person hands the session back (Done, closing the window, the tray's Hide): counts a
 /// Done, which a waiting `login {mode: "watch"}` takes as the person being finished.
 pub(super) fn hand_back(tab: &Tab) -> Result<Value> {
+    count_done(tab);
+    hide(tab)
+}
+
+fn count_done(tab: &Tab) {
     tab.takeover.done.set(tab.takeover.done.get() + 1);
     tab.events.push("watch_done", Some(&tab.id), json!({}));
-    hide(tab)
 }
 
 /// Hides the window and puts the page back in its offscreen host.
@@ -158,7 +166,11 @@ fn handle_toolbar(tab: &Tab, body: &str) {
             }
         }
         Some("done") => {
-            let _ = hand_back(tab);
+            if tab.takeover.keep_visible.get() {
+                count_done(tab);
+            } else {
+                let _ = hand_back(tab);
+            }
         }
         _ => {}
     }
