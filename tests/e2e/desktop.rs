@@ -35,8 +35,10 @@ fn summary(session: &Session) -> Value {
     response.body
 }
 
+const TAKEOVER_TITLE: &str = "^malo-browser: ";
+
 fn takeover_windows() -> String {
-    xdotool(&["search", "--onlyvisible", "--name", "^malo-browser: "])
+    xdotool(&["search", "--onlyvisible", "--name", TAKEOVER_TITLE])
 }
 
 #[test]
@@ -61,11 +63,7 @@ fn the_tray_lists_sessions_and_its_watch_and_hide_drive_the_takeover_window() {
 
     // Watch: the person asked, so the window comes forward with focus.
     desktop.click(&watch);
-    let mut window = String::new();
-    assert!(eventually(Duration::from_secs(10), || {
-        window = takeover_windows().lines().next().unwrap_or("").to_string();
-        !window.is_empty()
-    }), "Watch showed no window");
+    let window = visible_window(TAKEOVER_TITLE);
     assert!(eventually(Duration::from_secs(5), || xdotool(&["getactivewindow"]) == window), "the window Watch showed is not in front");
     assert_eq!(summary(&session)["window_shown"], true);
     let (_, hide) = entry_after(&mut desktop, "    test: ");
@@ -123,11 +121,7 @@ fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() 
     assert!(!text.contains(&lease.token) && !text.contains(&session.token) && !text.contains(&daemon.token));
     // The window appeared without taking the person's focus (login's default); clicking
     // the notification brings it forward.
-    let mut window = String::new();
-    assert!(eventually(Duration::from_secs(10), || {
-        window = takeover_windows().lines().next().unwrap_or("").to_string();
-        !window.is_empty()
-    }));
+    let window = visible_window(TAKEOVER_TITLE);
     assert_eq!(xdotool(&["getactivewindow"]), holder);
     assert_eq!(notification["actions"][0], "default");
     desktop.click_notification(notification["id"].as_u64().unwrap());

@@ -292,6 +292,17 @@ pub fn shared_screen() -> std::sync::MutexGuard<'static, ()> {
     guard
 }
 
+/// Waits (up to 10 s) for a visible window whose title matches `title` (a regex); answers its id.
+pub fn visible_window(title: &str) -> String {
+    let mut window = String::new();
+    let appeared = eventually(Duration::from_secs(10), || {
+        window = xdotool(&["search", "--onlyvisible", "--name", title]).lines().next().unwrap_or("").to_string();
+        !window.is_empty()
+    });
+    assert!(appeared, "no visible window titled {title:?} appeared");
+    window
+}
+
 /// Activates a window and waits (bounded) until it is the active one.
 pub fn activate(window: &str) {
     xdotool(&["windowactivate", window]);

@@ -35,11 +35,7 @@ fn a_person_takes_over_without_losing_focus_and_hands_the_session_back() {
 
     let shown = session.tool("watch", json!({ "show": true }));
     assert_eq!(shown.status, 200, "{}", shown.body);
-    let mut window = String::new();
-    assert!(eventually(Duration::from_secs(10), || {
-        window = xdotool(&["search", "--onlyvisible", "--name", "malo-browser"]).lines().next().unwrap_or("").to_string();
-        !window.is_empty()
-    }), "no takeover window appeared");
+    let window = visible_window("malo-browser");
     std::thread::sleep(Duration::from_millis(800));
     assert_eq!(xdotool(&["getactivewindow"]), holder, "focus:false must not take the person's focus");
     // Toolbar on top (its grey), the session's own page below (red, then blue).
@@ -87,11 +83,7 @@ fn a_person_logs_in_through_the_window_while_the_agent_waits() {
         let session = session.clone();
         std::thread::spawn(move || session.tool("login", json!({ "mode": "watch", "focus": true, "timeout_ms": 30000 })))
     };
-    let mut window = String::new();
-    assert!(eventually(Duration::from_secs(10), || {
-        window = xdotool(&["search", "--onlyvisible", "--name", "log in for"]).lines().next().unwrap_or("").to_string();
-        !window.is_empty()
-    }), "no login window appeared");
+    let window = visible_window("log in for");
     assert!(eventually(Duration::from_secs(5), || xdotool(&["getactivewindow"]) == window));
     // The person: click the page, Tab to the username, type, Tab, type the password, Enter.
     xdotool(&["mousemove", "--window", &window, "320", "400", "click", "1"]);
@@ -119,11 +111,7 @@ fn with_keep_visible_done_hands_control_back_and_the_window_stays() {
     session.navigate(&fixtures.url("/f/hello.html"));
     let shown = session.tool("watch", json!({ "show": true, "keep_visible": true }));
     assert_eq!(shown.status, 200, "{}", shown.body);
-    let mut window = String::new();
-    assert!(eventually(Duration::from_secs(10), || {
-        window = xdotool(&["search", "--onlyvisible", "--name", "malo-browser"]).lines().next().unwrap_or("").to_string();
-        !window.is_empty()
-    }), "no takeover window appeared");
+    let window = visible_window("malo-browser");
     std::thread::sleep(Duration::from_millis(500));
     // Done: control goes back (watch_done), the window stays for the person.
     xdotool(&["mousemove", "--window", &window, "600", "20", "click", "1"]);
