@@ -257,16 +257,14 @@ fn select_check_focus_scroll_wait_and_navigation_by_click() {
     assert_eq!(ok(&session, "uncheck", json!({ "ref": agree }))["checked"], false);
     assert_eq!(page_value(&session, "document.getElementById('agree').checked"), false);
 
+    assert_eq!(ok(&session, "focus", json!({ "selector": "#notes" }))["focused"], true);
+    assert_eq!(page_value(&session, "document.activeElement.id"), "notes");
     let scrolled = ok(&session, "scroll", json!({ "dy": 500 }));
     assert_eq!(scrolled["scroll_y"], 500);
     let far = ok(&session, "scroll_into_view", json!({ "selector": "#far" }));
     assert_eq!(far["in_viewport"], true);
     let far_click = ok(&session, "click", json!({ "selector": "#far" }));
     assert_eq!(status_text(&session), "far clicked", "{far_click} {}", page_value(&session, "[scrollY, window.log.slice(-8)]"));
-    // Focus comes after the scrolled click: a field focused by script can be scrolled back
-    // into view by WebKit when a later trusted press reaches the page (a known, rare race).
-    assert_eq!(ok(&session, "focus", json!({ "selector": "#notes" }))["focused"], true);
-    assert_eq!(page_value(&session, "document.activeElement.id"), "notes");
 
     ok(&session, "click", json!({ "selector": "#delayed" }));
     let waited = ok(&session, "wait_for", json!({ "selector": "#later", "timeout_ms": 3000 }));
@@ -387,4 +385,19 @@ fn the_seed_action_form_reaches_the_same_tools() {
         .map(|event| event["tool"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(actions[..3], ["navigate", "snapshot", "fill"]);
+}
+
+#[test]
+fn a_focused_field_does_not_pull_the_page_back_under_a_later_click() {
+    // WebKit's plain focus() scrolls to the element at some later layout: after the agent
+    // scrolled elsewhere, and possibly under its next click.
+    let (_daemon, _fixtures, session, _snapshot) = on_actions_page();
+    assert_eq!(ok(&session, "focus", json!({ "selector": "#notes" }))["focused"], true);
+    let far = ok(&session, "scroll_into_view", json!({ "selector": "#far" }));
+    assert_eq!(far["in_viewport"], true);
+    let scrolled = page_value(&session, "scrollY");
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    assert_eq!(page_value(&session, "scrollY"), scrolled, "the page scrolled back to the focused field");
+    ok(&session, "click", json!({ "selector": "#far" }));
+    assert_eq!(status_text(&session), "far clicked");
 }

@@ -452,10 +452,17 @@
   }
 
   // ---- small operations ---------------------------------------------------------------------
-  function focus(args) { const element = target(args); element.focus(); return { focused: document.activeElement === element || element.contains(document.activeElement) }; }
+  // Focus without WebKit's deferred reveal: a plain focus() schedules a scroll to the element
+  // that runs at some later layout, possibly after a later scroll and under a later click,
+  // which then lands elsewhere. Scroll now instead, if needed, and only now.
+  function focusNow(element) {
+    element.focus({ preventScroll: true });
+    scrollIntoViewIfNeeded(element);
+  }
+  function focus(args) { const element = target(args); focusNow(element); return { focused: document.activeElement === element || element.contains(document.activeElement) }; }
   function selectAll(args) {
     const element = target(args);
-    element.focus();
+    focusNow(element);
     if (typeof element.select === 'function' && 'value' in element) element.select();
     else {
       const range = document.createRange();
@@ -474,7 +481,7 @@
   // Focus, optionally select everything, and type the text as one trusted insertion.
   function fill(args) {
     const element = target(args);
-    element.focus();
+    focusNow(element);
     if (args.clear) {
       if (typeof element.select === 'function' && 'value' in element) element.select();
       else { const range = document.createRange(); range.selectNodeContents(element); const selection = getSelection(); selection.removeAllRanges(); selection.addRange(range); }
@@ -504,7 +511,7 @@
     const missing = wanted.filter((want, index) => !chosen[index]);
     if (missing.length) throw new AgentError('E_NOT_FOUND', 'no option with ' + (byLabel ? 'label ' : 'value ') + JSON.stringify(missing[0]), { available: options.slice(0, 30).map((option) => byLabel ? option.label : option.value) });
     if (!element.multiple && chosen.length > 1) throw new AgentError('E_BAD_REQUEST', 'this select takes one value');
-    element.focus();
+    focusNow(element);
     for (const option of options) option.selected = chosen.includes(option);
     element.dispatchEvent(new Event('input', { bubbles: true }));
     element.dispatchEvent(new Event('change', { bubbles: true }));
