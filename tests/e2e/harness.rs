@@ -840,6 +840,7 @@ fn fixture(name: &str) -> Option<&'static str> {
         "frame.html" => include_str!("../fixtures/frame.html"),
         "hostile.html" => include_str!("../fixtures/hostile.html"),
         "login.html" => include_str!("../fixtures/login.html"),
+        "dnd.html" => include_str!("../fixtures/dnd.html"),
         "welcome.html" => include_str!("../fixtures/welcome.html"),
         _ => return None,
     })

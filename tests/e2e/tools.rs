@@ -132,6 +132,10 @@ fn clicks_and_keys_are_trusted_events() {
     let dragged = page_value(&session, "window.dragged");
     assert_eq!(dragged["trusted"], true, "{dragged}");
     assert!(dragged["dx"].as_i64().unwrap() != 0 || dragged["dy"].as_i64().unwrap() != 0);
+    // The moves of a drag say the button is down, as a hand's do; the release says it is up.
+    let moves = dragged["move_buttons"].as_array().unwrap();
+    assert!(!moves.is_empty() && moves.iter().all(|buttons| buttons == 1), "{dragged}");
+    assert_eq!(dragged["up_buttons"], 0);
 
     fails(&session, "press", json!({ "key": "Meta+Q" }), 422, "E_UNSUPPORTED");
     fails(&session, "evaluate", json!({ "expression": "'a\u{0}b'" }), 400, "E_BAD_REQUEST");
@@ -400,4 +404,45 @@ fn a_focused_field_does_not_pull_the_page_back_under_a_later_click() {
     assert_eq!(page_value(&session, "scrollY"), scrolled, "the page scrolled back to the focused field");
     ok(&session, "click", json!({ "selector": "#far" }));
     assert_eq!(status_text(&session), "far clicked");
+}
+
+#[test]
+fn html5_drag_and_drop_plays_in_the_hidden_page_and_no_native_drag_leaves_it() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session_sized(1024, 768);
+    session.navigate(&fixtures.url("/f/dnd.html"));
+    let parent = |session: &Session| page_value(session, "document.getElementById('card').parentElement.id");
+
+    // Onto a zone that accepts it: the page's own handlers move the card, with the data
+    // its dragstart set.
+    let moved = ok(&session, "drag", json!({ "from": { "selector": "#card" }, "to": { "selector": "#done" } }));
+    assert_eq!((moved["html5"].clone(), moved["dropped"].clone()), (json!(true), json!(true)), "{moved}");
+    assert_eq!(moved["drop_target"], "div#done \"Done\"");
+    assert_eq!(parent(&session), "done");
+    assert_eq!(page_value(&session, "window.dropped.data"), "card:card");
+    let log = page_value(&session, "window.log.map((entry) => entry.split(':').slice(0, 2).join(':'))");
+    let kinds: Vec<&str> = log.as_array().unwrap().iter().map(|entry| entry.as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"dragstart:card"));
+    assert_eq!(&kinds[kinds.len() - 3..], ["dragover:done", "drop:done", "dragend:card"]);
+    assert!(kinds.contains(&"dragenter:done"));
+
+    // Onto a zone that refuses drops (no dragover cancelled): no drop, the card stays.
+    let refused = ok(&session, "drag", json!({ "from": { "selector": "#card" }, "to": { "selector": "#closed" } }));
+    assert_eq!((refused["started"].clone(), refused["dropped"].clone()), (json!(true), json!(false)), "{refused}");
+    assert_eq!(parent(&session), "done");
+    assert_eq!(page_value(&session, "window.log.slice(-1)[0]"), "dragend:card:false");
+
+    // Selected text dragged onto a field goes in, as a person's drop would. No native drag
+    // starts (it would work on the real screen's pointer): no window shows.
+    page_value(&session, "(() => { const range = document.createRange(); range.selectNodeContents(document.querySelector('h1')); getSelection().removeAllRanges(); getSelection().addRange(range); return true; })()");
+    let on_text = page_value(&session, "(() => { const box = getSelection().getRangeAt(0).getBoundingClientRect(); return { x: box.left + box.width / 2, y: box.top + box.height / 2 }; })()");
+    let text = ok(&session, "drag", json!({ "from": on_text, "to": { "selector": "#note" } }));
+    assert_eq!((text["selection"].clone(), text["dropped"].clone()), (json!(true), json!(true)), "{text}");
+    assert_eq!(page_value(&session, "document.getElementById('note').value"), "Board");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(mapped_windows_of(daemon.pid), Vec::<String>::new());
+    assert!(!session.events(0).to_string().contains("native_drag_cancelled"));
+    ok(&session, "click", json!({ "selector": "#ping" }));
+    assert_eq!(page_value(&session, "window.pinged"), true);
 }

@@ -542,10 +542,25 @@ async fn drag(context: ToolContext, input: DragInput) -> Result<Value> {
     let (from_x, from_y, from) = point_or_element(&context, &from_target, input.from.x, input.from.y, true).await?;
     let to_target = target(&input.to.element_ref, &input.to.selector);
     let (to_x, to_y, to) = point_or_element(&context, &to_target, input.to.x, input.to.y, false).await?;
+    let event_mark = page::event_mark(&context);
+    let session = &context.session;
+    const STEPS: u32 = 8;
+    // A draggable element (draggable="true", links, images) is an HTML5 drag: played in
+    // the page, since WebKit would hand it to the native drag of the real screen.
+    let html5 = agent(&context, &[], "html5_drag", json!({ "from_x": from_x, "from_y": from_y, "to_x": to_x, "to_y": to_y, "steps": STEPS })).await?;
+    if html5["html5"] == true {
+        let load_mark = session.engine.input(&session.id, Vec::new()).await?;
+        let mut result = page::finish(&context, "drag", json!({ "from": from, "to": to }), load_mark, event_mark, settle).await?;
+        for field in ["html5", "selection", "started", "dropped", "drop_target", "reason"] {
+            if !html5[field].is_null() {
+                result[field] = html5[field].clone();
+            }
+        }
+        return Ok(result);
+    }
     let modifiers = Modifiers::default();
     // Three batches with a pause between, as a hand moves: WebKit handles the press before
     // the moves that drag, and the moves before the release.
-    const STEPS: u32 = 8;
     let press = vec![
         InputEvent::MouseMove { x: from_x, y: from_y, modifiers },
         InputEvent::MouseDown { x: from_x, y: from_y, button: MouseButton::Left, modifiers },
@@ -557,8 +572,6 @@ async fn drag(context: ToolContext, input: DragInput) -> Result<Value> {
         })
         .collect();
     let release = vec![InputEvent::MouseUp { x: to_x, y: to_y, button: MouseButton::Left, modifiers }];
-    let event_mark = page::event_mark(&context);
-    let session = &context.session;
     let load_mark = session.engine.input(&session.id, press).await?;
     for batch in [moves, release] {
         tokio::time::sleep(std::time::Duration::from_millis(30)).await;
@@ -681,7 +694,7 @@ pub(super) fn tools() -> Vec<Tool> {
             |context, input: ScrollInput| act(context, "scroll", move |context| scroll(context, input))),
         Tool::new("scroll_into_view", "Scroll until an element is in the middle of the viewport.",
             |context, input: ElementInput| act(context, "scroll_into_view", move |context| scroll_into_view(context, input))),
-        Tool::new("drag", "Press the mouse at `from`, move to `to` in steps, release.",
+        Tool::new("drag", "Drag from `from` to `to`: press the mouse, move in steps, release (trusted mouse events). When `from` is something the browser drags itself (a draggable=true element, a link, an image, selected text), plays the HTML5 drag-and-drop events in the page instead (text dropped on a field goes in) and answers `html5: true` with `dropped` and `drop_target`.",
             |context, input: DragInput| act(context, "drag", move |context| drag(context, input))),
         Tool::new("wait_for", "Wait until a selector or a text is visible (or hidden, attached, detached), up to timeout_ms.",
             |context, input: WaitForInput| act(context, "wait_for", move |context| wait_for(context, input))),

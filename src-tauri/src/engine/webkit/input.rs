@@ -17,7 +17,9 @@ use crate::engine::{InputEvent, KeyStroke, MouseButton};
 use crate::error::{Error, ErrorCode, Result};
 
 /// Delivers `events` in order to the webview widget.
-pub(super) fn deliver(view: &webkit2gtk::WebView, events: &[InputEvent]) -> Result<()> {
+/// `held` carries the buttons still down between calls, so that the moves of a drag report
+/// them as a hand's would (`buttons` in the page, and WebKit's own drag detection).
+pub(super) fn deliver(view: &webkit2gtk::WebView, held: &std::cell::Cell<gdk::ModifierType>, events: &[InputEvent]) -> Result<()> {
     let window = view
         .window()
         .ok_or_else(|| Error::new(ErrorCode::EngineUnavailable, "the webview has no window to receive input"))?;
@@ -30,13 +32,18 @@ pub(super) fn deliver(view: &webkit2gtk::WebView, events: &[InputEvent]) -> Resu
     for event in events {
         let mut built = match *event {
             InputEvent::MouseMove { x, y, modifiers } => {
-                pointer_event(gdk::EventType::MotionNotify, &window, x, y, modifiers.into(), 0)
+                let state = gdk::ModifierType::from(modifiers) | held.get();
+                pointer_event(gdk::EventType::MotionNotify, &window, x, y, state, 0)
             }
             InputEvent::MouseDown { x, y, button, modifiers } => {
-                pointer_event(gdk::EventType::ButtonPress, &window, x, y, modifiers.into(), button_number(button))
+                // A press reports the buttons held before it; later moves include it.
+                let state = gdk::ModifierType::from(modifiers) | held.get();
+                held.set(held.get() | button_mask(button));
+                pointer_event(gdk::EventType::ButtonPress, &window, x, y, state, button_number(button))
             }
             InputEvent::MouseUp { x, y, button, modifiers } => {
-                let state = gdk::ModifierType::from(modifiers) | button_mask(button);
+                let state = gdk::ModifierType::from(modifiers) | held.get() | button_mask(button);
+                held.set(held.get() - button_mask(button));
                 pointer_event(gdk::EventType::ButtonRelease, &window, x, y, state, button_number(button))
             }
             InputEvent::Wheel { x, y, dx, dy } => scroll_event(&window, x, y, dx, dy),

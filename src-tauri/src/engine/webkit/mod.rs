@@ -135,7 +135,7 @@ impl Engine {
                         if !events.is_empty() {
                             tab.input_mark.set(tab.input_count().await);
                         }
-                        input::deliver(&tab.view, &events)?;
+                        input::deliver(&tab.view, &tab.buttons_held, &events)?;
                         Ok(mark)
                     }
                     .await,

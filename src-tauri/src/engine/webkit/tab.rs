@@ -83,6 +83,8 @@ pub(super) struct Tab {
     /// The page's count of trusted input events before the latest input was delivered
     /// (-1: unknown), so that the wait after an action can tell when the page has seen it.
     pub(super) input_mark: Cell<i64>,
+    /// Mouse buttons held down by earlier input (a drag in progress), for the state of moves.
+    pub(super) buttons_held: Cell<gtk::gdk::ModifierType>,
 }
 
 impl Tab {
@@ -157,6 +159,7 @@ impl Tab {
             relay,
             dialog_policy: Rc::default(),
             input_mark: Cell::new(-1),
+            buttons_held: Cell::new(gtk::gdk::ModifierType::empty()),
         };
         tab.connect_signals();
         Ok(tab)
@@ -165,6 +168,19 @@ impl Tab {
     fn connect_signals(&self) {
         let page = &self.page;
         let view = &self.view;
+
+        // A native drag (of a selection, say) works on the real screen's pointer and would
+        // grab the person's mouse: never from a hidden page. (The drag tool plays HTML5
+        // drags in the page instead.) A person in the takeover window drags as usual.
+        let (takeover, events, tab_id) = (self.takeover.clone(), self.events.clone(), self.id.clone());
+        view.connect_drag_begin(move |_, context| {
+            if takeover.window.borrow().is_none() {
+                // Once WebKit has set the drag icon, so that cancelling also takes it down.
+                let context = context.clone();
+                glib::idle_add_local_once(move || context.drag_cancel());
+                events.push("native_drag_cancelled", Some(&tab_id), json!({}));
+            }
+        });
 
         // Load progress: counters, http status, events, page state.
         let (load, changed, events, tab_id, page_state) =
