@@ -190,6 +190,13 @@ fn a_cross_origin_frame_and_an_open_shadow_root_are_actionable() {
     let inner_field = after["nodes"].as_array().unwrap().iter().find(|node| node["name"] == "Inner field").unwrap();
     assert_eq!(inner_field["value"], "in the frame");
 
+    // A frame under an element of its parent: a click would land on that element.
+    page_value(&session, "(() => { const frame = document.getElementById('cross').getBoundingClientRect(); const veil = document.createElement('div'); veil.id = 'veil'; veil.style.cssText = `position:absolute;left:${frame.left + scrollX}px;top:${frame.top + scrollY}px;width:${frame.width}px;height:${frame.height}px;background:rgba(0,0,0,.2)`; document.body.appendChild(veil); return true; })()");
+    let covered = fails(&session, "click", json!({ "ref": ref_of(&snapshot, "button", "Inner button") }), 409, "E_COVERED");
+    assert_eq!(covered["details"]["covered_by"], "div#veil", "{covered}");
+    page_value(&session, "document.getElementById('veil').remove() || true");
+    ok(&session, "click", json!({ "ref": ref_of(&snapshot, "button", "Inner button") }));
+
     ok(&session, "fill", json!({ "ref": ref_of(&snapshot, "textbox", "Shadow field"), "text": "shadowy" }));
     ok(&session, "click", json!({ "selector": "#shadow-host >>> #shadow-button" }));
     assert_eq!(status_text(&session), "shadow true shadowy");

@@ -95,15 +95,26 @@ pub(crate) async fn locate(context: &ToolContext, target: &ElementTarget, scroll
         (None, Some(selector)) => (Vec::new(), json!({ "selector": selector, "scroll": scroll })),
         (None, None) => return Err(Error::bad_request("give a ref (from snapshot) or a selector")),
     };
-    let (mut offset_x, mut offset_y) = (0.0, 0.0);
+    // Where each frame's content starts, in its parent's viewport.
+    let mut offsets = Vec::with_capacity(frame.len());
     for depth in 0..frame.len() {
         let frame_box = agent(context, &frame[..depth], "frame_box", json!({ "frame": frame[depth], "scroll": scroll })).await?;
-        offset_x += frame_box["x"].as_f64().unwrap_or(0.0);
-        offset_y += frame_box["y"].as_f64().unwrap_or(0.0);
+        offsets.push((frame_box["x"].as_f64().unwrap_or(0.0), frame_box["y"].as_f64().unwrap_or(0.0)));
     }
-    let info = agent(context, &frame, "locate", args).await?;
-    let x = offset_x + info["x"].as_f64().unwrap_or(0.0);
-    let y = offset_y + info["y"].as_f64().unwrap_or(0.0);
+    let mut info = agent(context, &frame, "locate", args).await?;
+    let (mut x, mut y) = (info["x"].as_f64().unwrap_or(0.0), info["y"].as_f64().unwrap_or(0.0));
+    // Up the frame tree: the point, in each parent's viewport, must reach the frame itself,
+    // not something drawn over it there.
+    for depth in (0..frame.len()).rev() {
+        x += offsets[depth].0;
+        y += offsets[depth].1;
+        if info["covered_by"].is_null() && info["visible"] == true {
+            let hit = agent(context, &frame[..depth], "frame_hit", json!({ "frame": frame[depth], "x": x, "y": y })).await?;
+            if let Some(cover) = hit["covered_by"].as_str() {
+                info["covered_by"] = json!(cover);
+            }
+        }
+    }
     Ok(Located { frame, info, x, y })
 }
 

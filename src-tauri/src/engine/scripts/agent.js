@@ -451,6 +451,15 @@
     return { x: content.x, y: content.y, w: content.w, h: content.h };
   }
 
+  // What a click at (x, y) of this document reaches, when it should reach the frame: null
+  // when it is the frame, else a description of what covers it.
+  function frameHit(args) {
+    const iframe = frameFor(args.frame);
+    if (!iframe) throw new AgentError('E_STALE_REF', 'the frame is gone; take a new snapshot');
+    const hit = deepElementFromPoint(args.x, args.y);
+    return { covered_by: !hit || hit === iframe ? null : describe(hit) };
+  }
+
   // ---- small operations ---------------------------------------------------------------------
   // Focus without WebKit's deferred reveal: a plain focus() schedules a scroll to the element
   // that runs at some later layout, possibly after a later scroll and under a later click,
@@ -706,7 +715,7 @@
   }
 
   const operations = { login_form: loginForm, login_state: loginState, snapshot, locate, frame_box: frameBox, focus, select_all: selectAll, insert_text: insertText, fill, set_value: setValue,
-    select, scroll_into_view: scrollIntoView, scroll_by: scrollBy, extract, probe, html5_drag: html5Drag };
+    select, scroll_into_view: scrollIntoView, scroll_by: scrollBy, extract, probe, html5_drag: html5Drag, frame_hit: frameHit };
 
   function handle(op, args) {
     const operation = operations[op];
