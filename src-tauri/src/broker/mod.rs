@@ -286,6 +286,11 @@ impl Broker {
         views
     }
 
+    /// The live (unexpired) lease `lease_id`.
+    pub fn lease(&self, lease_id: &str) -> Result<Arc<Lease>> {
+        self.live_lease(lease_id)
+    }
+
     /// The live session `session_id`, under whichever lease owns it.
     pub fn find_session(&self, session_id: &str) -> Option<Arc<crate::session::Session>> {
         let leases: Vec<Arc<Lease>> = self.leases.lock().expect("lease table poisoned").values().cloned().collect();

@@ -6,6 +6,8 @@ mod auth;
 mod error;
 mod guard;
 mod openapi;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::future::Future;
