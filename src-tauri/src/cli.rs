@@ -338,10 +338,7 @@ fn tool_input(schema: &Value, matches: &ArgMatches) -> Result<Value> {
             Kind::Integer => matches.get_one::<i64>(name).map(|number| json!(number)),
             Kind::Number => matches.get_one::<f64>(name).map(|number| json!(number)),
             Kind::Text => matches.get_one::<String>(name).map(|text| json!(text)),
-            Kind::Json => match matches.get_one::<String>(name) {
-                Some(text) => Some(serde_json::from_str(text).unwrap_or_else(|_| json!(text))),
-                None => None,
-            },
+            Kind::Json => matches.get_one::<String>(name).map(|text| serde_json::from_str(text).unwrap_or_else(|_| json!(text))),
         };
         if let Some(value) = value {
             input.insert(name.clone(), value);

@@ -65,6 +65,7 @@ fn the_tray_lists_sessions_and_its_watch_and_hide_drive_the_takeover_window() {
     desktop.click(&watch);
     let window = visible_window(TAKEOVER_TITLE);
     assert!(eventually(Duration::from_secs(5), || xdotool(&["getactivewindow"]) == window), "the window Watch showed is not in front");
+    assert_eq!(xdotool(&["getwindowname", &window]), "malo-browser: agent-tray — test", "the title names the agent and the session");
     assert_eq!(summary(&session)["window_shown"], true);
     let (_, hide) = entry_after(&mut desktop, "    test: ");
     assert_eq!(hide.label, "        Hide");

@@ -20,7 +20,7 @@ use crate::engine::EngineHandle;
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::SeqCounter;
 use crate::secret::{random_hex, Token};
-use crate::session::{SessionSummary, SessionTable};
+use crate::session::{Owner, SessionSummary, SessionTable};
 use crate::tools::ToolRegistry;
 
 /// What a lease request answers (the token is shown to its owner only here).
@@ -192,8 +192,7 @@ impl Broker {
         let id = format!("lease-{}", random_hex(8));
         let dir = self.leases_dir().join(&id);
         let sessions = Arc::new(SessionTable::new(
-            id.clone(),
-            dir.clone(),
+            Owner { lease_id: id.clone(), agent_id: agent_id.to_string(), lease_dir: dir.clone() },
             self.settings.max_sessions,
             self.engine.clone(),
             self.seq.clone(),

@@ -7,7 +7,7 @@ mod table;
 
 pub use profiles::{ProfileInfo, ProfileStore, MAX_PROFILES};
 
-pub use table::{remove_dir_eventually, CreateSession, SessionTable};
+pub use table::{remove_dir_eventually, CreateSession, Owner, SessionTable};
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -67,6 +67,8 @@ pub struct Session {
     pub name: String,
     /// The lease it belongs to.
     pub lease_id: String,
+    /// The agent that holds the lease.
+    pub agent_id: String,
     /// Required with the lease token on every session route.
     pub token: Token,
     /// Viewport width (CSS px).
@@ -138,7 +140,7 @@ impl Session {
 
     /// The title of the session's takeover window: whose session it is.
     pub fn window_title(&self) -> String {
-        format!("malo-browser: {} ({})", self.name, self.lease_id)
+        format!("malo-browser: {} \u{2014} {}", self.agent_id, self.name)
     }
 
     /// The public description of the session (never the token).

@@ -42,10 +42,22 @@ pub struct CreateSession {
     pub profile: Option<String>,
 }
 
+/// Whose sessions a table holds.
+#[derive(Debug, Clone)]
+pub struct Owner {
+    /// The lease.
+    pub lease_id: String,
+    /// The agent that holds the lease.
+    pub agent_id: String,
+    /// The lease's directory; each session lives under its `sessions/`.
+    pub lease_dir: PathBuf,
+}
+
 /// The sessions of one lease.
 #[derive(Debug)]
 pub struct SessionTable {
     lease_id: String,
+    agent_id: String,
     lease_dir: PathBuf,
     max_sessions: usize,
     engine: EngineHandle,
@@ -68,8 +80,7 @@ struct TableState {
 impl SessionTable {
     /// An empty table. `changed` is notified whenever the set of sessions changes.
     pub fn new(
-        lease_id: String,
-        lease_dir: PathBuf,
+        owner: Owner,
         max_sessions: usize,
         engine: EngineHandle,
         seq: Arc<SeqCounter>,
@@ -77,7 +88,8 @@ impl SessionTable {
         profiles: Arc<super::ProfileStore>,
         vault: Arc<crate::vault::Vault>,
     ) -> SessionTable {
-        SessionTable { lease_id, lease_dir, max_sessions, engine, seq, changed, profiles, vault, state: Mutex::default() }
+        let Owner { lease_id, agent_id, lease_dir } = owner;
+        SessionTable { lease_id, agent_id, lease_dir, max_sessions, engine, seq, changed, profiles, vault, state: Mutex::default() }
     }
 
     /// The daemon's credential vault.
@@ -183,6 +195,7 @@ impl SessionTable {
             id,
             name,
             lease_id: self.lease_id.clone(),
+            agent_id: self.agent_id.clone(),
             token: Token::generate(),
             width,
             height,

@@ -223,7 +223,7 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
     let form = agent(context, &[], "login_form", json!({ "password_selector": input.password_selector })).await.ok();
     let password = form.as_ref().and_then(|form| form["password"].as_u64());
     let (start_url, _) = session.page.get();
-    let title = format!("malo-browser: log in for {} ({})", session.name, session.lease_id);
+    let title = format!("malo-browser: log in for {} \u{2014} {}", session.agent_id, session.name);
     let shown = session.engine.watch(&session.id, WatchChange::Show { title, focus: input.focus, keep_visible: input.keep_visible }).await?;
     let done_before = shown["done_count"].as_u64().unwrap_or(0);
     let _waiting = session.wait_for_person("log in");
