@@ -67,6 +67,9 @@ fn the_tray_lists_sessions_and_its_watch_and_hide_drive_the_takeover_window() {
     assert!(eventually(Duration::from_secs(5), || xdotool(&["getactivewindow"]) == window), "the window Watch showed is not in front");
     assert_eq!(xdotool(&["getwindowname", &window]), "malo-browser: agent-tray — test", "the title names the agent and the session");
     assert_eq!(summary(&session)["window_shown"], true);
+    // The person asked for it: nothing waits for them, nothing is announced.
+    assert_eq!(summary(&session)["waiting_for_person"], Value::Null);
+    assert!(desktop.notifications().is_empty());
     let (_, hide) = entry_after(&mut desktop, "    test: ");
     assert_eq!(hide.label, "        Hide");
 
@@ -139,4 +142,17 @@ fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() 
     assert_eq!(line.label, format!("    test: {login_url}"));
     assert_eq!(summary(&session)["waiting_for_person"], Value::Null);
     assert!(takeover_windows().is_empty());
+
+    // The agent shows the window for a person (a QR code, a check): marked and announced
+    // until the person hands the session back.
+    session.tool("watch", json!({ "show": true }));
+    let (line, hide) = entry_after(&mut desktop, "    ⚠ test: ");
+    assert!(line.label.ends_with("— waiting for you to take over"), "{}", line.label);
+    assert_eq!(summary(&session)["waiting_for_person"], "take over");
+    assert!(eventually(Duration::from_secs(5), || desktop.notifications().len() == 2));
+    assert_eq!(desktop.notifications()[1]["summary"], format!("agent-tray needs you to take over at {site}"));
+    desktop.click(&hide);
+    assert!(eventually(Duration::from_secs(5), || desktop.notifications()[1]["closed"] == true), "the notification was not withdrawn");
+    assert_eq!(summary(&session)["waiting_for_person"], Value::Null);
+    assert!(session.events(0).to_string().contains("watch_done"));
 }

@@ -78,13 +78,20 @@ pub struct PageState {
     // A std mutex: held only to copy two short strings.
     inner: Mutex<(String, String)>,
     shown: AtomicBool,
+    /// The agent showed the window for a person to take over (until Done or hidden).
+    takeover_requested: AtomicBool,
     changed: Arc<Notify>,
 }
 
 impl PageState {
     /// A blank page; `changed` is notified when the window is shown or hidden.
     pub fn new(changed: Arc<Notify>) -> PageState {
-        PageState { inner: Mutex::new(("about:blank".into(), String::new())), shown: AtomicBool::new(false), changed }
+        PageState {
+            inner: Mutex::new(("about:blank".into(), String::new())),
+            shown: AtomicBool::new(false),
+            takeover_requested: AtomicBool::new(false),
+            changed,
+        }
     }
 
     /// Records the current url.
@@ -112,6 +119,20 @@ impl PageState {
     /// Whether the takeover window is on screen.
     pub fn is_shown(&self) -> bool {
         self.shown.load(Ordering::Relaxed)
+    }
+
+    /// Records that the agent asks a person to take over (true), or that the person handed
+    /// the session back or the window went away (false).
+    pub fn set_takeover_requested(&self, requested: bool) {
+        if self.takeover_requested.swap(requested, Ordering::Relaxed) != requested {
+            self.changed.notify_one();
+        }
+    }
+
+    /// Whether the window is up because the agent asked a person to take over, and the
+    /// person has not handed the session back yet.
+    pub fn awaits_takeover(&self) -> bool {
+        self.takeover_requested.load(Ordering::Relaxed) && self.is_shown()
     }
 }
 

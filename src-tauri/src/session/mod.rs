@@ -133,9 +133,11 @@ impl Session {
         WaitingForPerson { session: self }
     }
 
-    /// What the session waits for a person to do, if anything.
+    /// What the session waits for a person to do, if anything: what a running tool marked
+    /// (e.g. "log in"), or "take over" while the agent's `watch` window waits for Done.
     pub fn waiting_for(&self) -> Option<String> {
-        self.waiting.lock().expect("waiting mark poisoned").clone()
+        let marked = self.waiting.lock().expect("waiting mark poisoned").clone();
+        marked.or_else(|| self.page.awaits_takeover().then(|| "take over".to_string()))
     }
 
     /// The title of the session's takeover window: whose session it is.

@@ -35,7 +35,10 @@ pub(super) fn tool() -> Tool {
         |context: ToolContext, input: WatchInput| async move {
             let session = &context.session;
             let change = if input.show { WatchChange::Show { title: session.window_title(), focus: input.focus, keep_visible: input.keep_visible } } else { WatchChange::Hide };
+            // The agent asks for a person: the tray marks the session and a notification
+            // announces it until the person hands it back.
             let mut answer = session.engine.watch(&session.id, change).await?;
+            session.page.set_takeover_requested(input.show);
             answer["session_id"] = serde_json::json!(session.id);
             Ok(answer)
         },

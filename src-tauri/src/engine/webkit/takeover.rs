@@ -118,6 +118,7 @@ pub(super) fn hand_back(tab: &Tab) -> Result<Value> {
 }
 
 fn count_done(tab: &Tab) {
+    tab.page.set_takeover_requested(false);
     tab.takeover.done.set(tab.takeover.done.get() + 1);
     tab.events.push("watch_done", Some(&tab.id), json!({}));
 }
@@ -143,6 +144,7 @@ pub(super) fn hide(tab: &Tab) -> Result<Value> {
         takeover.window.destroy();
     }
     tab.page.set_shown(false);
+    tab.page.set_takeover_requested(false);
     tab.events.push("watch", Some(&tab.id), json!({ "shown": false }));
     Ok(json!({ "shown": false }))
 }
