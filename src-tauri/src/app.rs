@@ -116,14 +116,21 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
                 #[cfg(not(target_os = "linux"))]
                 drop(engine_commands);
                 let handle = app.handle().clone();
+                let desktop_stopped = Arc::new(tokio::sync::Notify::new());
                 let quit: Arc<dyn Fn() + Send + Sync> = Arc::new({
-                    let (broker, handle, stop_servers) = (broker.clone(), handle.clone(), stop_servers.clone());
+                    let (broker, handle, stop_servers, desktop_stopped) =
+                        (broker.clone(), handle.clone(), stop_servers.clone(), desktop_stopped.clone());
                     move || {
-                        let (broker, handle, stop_servers) = (broker.clone(), handle.clone(), stop_servers.clone());
-                        tauri::async_runtime::spawn(shut_down(broker, handle, stop_servers));
+                        let stopping = Stopping {
+                            broker: broker.clone(),
+                            handle: handle.clone(),
+                            stop_servers: stop_servers.clone(),
+                            desktop_stopped: desktop_stopped.clone(),
+                        };
+                        tauri::async_runtime::spawn(shut_down(stopping));
                     }
                 });
-                crate::desktop::install(&handle, broker.clone(), quit.clone());
+                crate::desktop::install(&handle, broker.clone(), quit.clone(), desktop_stopped);
                 tauri::async_runtime::spawn(quit_on_signal(quit));
                 Ok(())
             }
@@ -146,11 +153,22 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
 }
 
 /// Closes every session and lease, stops the servers, then ends the main loop.
-async fn shut_down(broker: Arc<Broker>, handle: tauri::AppHandle, stop_servers: watch::Sender<bool>) {
+/// What an orderly shutdown stops.
+struct Stopping {
+    broker: Arc<Broker>,
+    handle: tauri::AppHandle,
+    stop_servers: watch::Sender<bool>,
+    /// Notified once the desktop has withdrawn its notifications.
+    desktop_stopped: Arc<tokio::sync::Notify>,
+}
+
+async fn shut_down(stopping: Stopping) {
     tracing::info!("shutting down");
-    broker.shut_down().await;
-    let _ = stop_servers.send(true);
-    handle.exit(0);
+    stopping.broker.shut_down().await;
+    // Nothing the daemon announced may outlive it.
+    let _ = tokio::time::timeout(Duration::from_secs(3), stopping.desktop_stopped.notified()).await;
+    let _ = stopping.stop_servers.send(true);
+    stopping.handle.exit(0);
 }
 
 async fn quit_on_signal(quit: Arc<dyn Fn() + Send + Sync>) {

@@ -82,13 +82,17 @@ fn the_tray_lists_sessions_and_its_watch_and_hide_drive_the_takeover_window() {
     let (_, watch_again) = entry_after(&mut desktop, "    test: ");
     assert_eq!(watch_again.label, "        Watch");
 
-    // Quit stops the daemon cleanly: sessions closed, ports returned.
+    // Quit stops the daemon cleanly: sessions closed, ports returned, and what it announced
+    // withdrawn.
+    session.tool("watch", json!({ "show": true }));
+    assert!(eventually(Duration::from_secs(5), || desktop.notifications().len() == 1));
     let quit = desktop.menu().into_iter().find(|entry| entry.label == "Quit malo-browser").unwrap();
     desktop.click(&quit);
     let mut child = daemon.child.take().unwrap();
     assert_eq!(wait_exit(&mut child, Duration::from_secs(20)), Some(0), "Quit did not stop the daemon");
     assert!(!port_open(lease.port) && !port_open(daemon.port));
     assert!(!daemon.data_dir.join("leases").exists());
+    assert_eq!(desktop.notifications()[0]["closed"], true, "a notification outlived the daemon");
 }
 
 #[test]

@@ -331,6 +331,8 @@ impl Broker {
     /// Releases every lease and refuses new ones (daemon shutdown).
     pub async fn shut_down(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);
+        // Wakes the desktop, which withdraws what it announced.
+        self.changes.notify_one();
         let ids: Vec<String> = self.leases.lock().expect("lease table poisoned").keys().cloned().collect();
         for id in ids {
             let _ = self.release(&id, "daemon_shutdown").await;

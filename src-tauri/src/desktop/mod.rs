@@ -22,8 +22,9 @@ use tauri::AppHandle;
 use crate::broker::{Broker, LeaseView};
 use crate::engine::WatchChange;
 
-/// Installs the tray icon and starts following the broker. `quit` runs when Quit is chosen.
-pub fn install(app: &AppHandle, broker: Arc<Broker>, quit: Arc<dyn Fn() + Send + Sync>) {
+/// Installs the tray icon and starts following the broker. `quit` runs when Quit is chosen;
+/// `stopped` is notified once the broker shuts down and every notification is withdrawn.
+pub fn install(app: &AppHandle, broker: Arc<Broker>, quit: Arc<dyn Fn() + Send + Sync>, stopped: Arc<tokio::sync::Notify>) {
     let mut tray = match tray::Tray::create(app, broker.clone(), quit) {
         Ok(tray) => Some(tray),
         Err(error) => {
@@ -50,6 +51,7 @@ pub fn install(app: &AppHandle, broker: Arc<Broker>, quit: Arc<dyn Fn() + Send +
             }
             if broker.is_shutting_down() {
                 announcer.withdraw_all().await;
+                stopped.notify_one();
                 return;
             }
             let leases = broker.list();
