@@ -16,16 +16,20 @@ fn daemon_on(desktop: &mut DesktopHost) -> Daemon {
     daemon
 }
 
-/// The menu entry that follows the first one whose label starts with `line`, once such a
-/// line shows (the menu follows page URLs within a few seconds).
-fn entry_after(desktop: &mut DesktopHost, line: &str) -> (MenuEntry, MenuEntry) {
+/// The first menu line starting with `line` and the entry after it, once the menu shows
+/// such a line followed by `next` (when given): the menu follows changes asynchronously.
+fn entry_after(desktop: &mut DesktopHost, line: &str, next: Option<&str>) -> (MenuEntry, MenuEntry) {
     let mut found = None;
     let appeared = eventually(Duration::from_secs(10), || {
         let menu = desktop.menu();
-        found = menu.iter().position(|entry| entry.label.starts_with(line)).map(|at| (menu[at].clone(), menu[at + 1].clone()));
+        found = menu
+            .iter()
+            .position(|entry| entry.label.starts_with(line))
+            .map(|at| (menu[at].clone(), menu[at + 1].clone()))
+            .filter(|(_, after)| next.is_none_or(|next| after.label == next));
         found.is_some()
     });
-    assert!(appeared, "no menu line {line:?} in {:?}", desktop.menu());
+    assert!(appeared, "no menu line {line:?} followed by {next:?} in {:?}", desktop.menu());
     found.unwrap()
 }
 
@@ -54,9 +58,9 @@ fn the_tray_lists_sessions_and_its_watch_and_hide_drive_the_takeover_window() {
     let lease = daemon.lease("agent-tray");
     let session = lease.session_sized(640, 480);
     session.navigate(&fixtures.url("/f/hello.html"));
-    let (agent, _) = entry_after(&mut desktop, "agent-tray");
+    let (line, watch) = entry_after(&mut desktop, &format!("    test: {}", fixtures.url("/f/hello.html")), None);
+    let (agent, _) = entry_after(&mut desktop, "agent-tray", None);
     assert_eq!(agent.label, format!("agent-tray — port {} — 1 session", lease.port));
-    let (line, watch) = entry_after(&mut desktop, &format!("    test: {}", fixtures.url("/f/hello.html")));
     assert!(!line.enabled);
     assert_eq!((watch.label.as_str(), watch.enabled), ("        Watch", true));
     assert_eq!(xdotool(&["getactivewindow"]), holder);
@@ -70,8 +74,7 @@ fn the_tray_lists_sessions_and_its_watch_and_hide_drive_the_takeover_window() {
     // The person asked for it: nothing waits for them, nothing is announced.
     assert_eq!(summary(&session)["waiting_for_person"], Value::Null);
     assert!(desktop.notifications().is_empty());
-    let (_, hide) = entry_after(&mut desktop, "    test: ");
-    assert_eq!(hide.label, "        Hide");
+    let (_, hide) = entry_after(&mut desktop, "    test: ", Some("        Hide"));
 
     // Hide hands the session back, as Done does; the agent goes on where the person left it.
     desktop.click(&hide);
@@ -79,8 +82,7 @@ fn the_tray_lists_sessions_and_its_watch_and_hide_drive_the_takeover_window() {
     assert_eq!(summary(&session)["window_shown"], false);
     assert!(session.events(0).to_string().contains("watch_done"));
     assert_eq!(session.observe()["title"], "Hello fixture");
-    let (_, watch_again) = entry_after(&mut desktop, "    test: ");
-    assert_eq!(watch_again.label, "        Watch");
+    entry_after(&mut desktop, "    test: ", Some("        Watch"));
 
     // Quit stops the daemon cleanly: sessions closed, ports returned, and what it announced
     // withdrawn.
@@ -113,7 +115,7 @@ fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() 
         std::thread::spawn(move || session.tool("login", json!({ "mode": "watch", "timeout_ms": 30000 })))
     };
     // Marked in the tray, with a Hide for its open window.
-    let (line, hide) = entry_after(&mut desktop, "    ⚠ test: ");
+    let (line, hide) = entry_after(&mut desktop, "    ⚠ test: ", Some("        Hide"));
     assert_eq!(line.label, format!("    ⚠ test: {login_url} — waiting for you to log in"));
     assert_eq!(hide.label, "        Hide");
     assert_eq!(summary(&session)["waiting_for_person"], "log in");
@@ -142,7 +144,7 @@ fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() 
     assert_eq!((answer.body["result"]["ok"].clone(), answer.body["result"]["reason"].clone()), (json!(true), json!("done")));
     assert!(eventually(Duration::from_secs(5), || desktop.notifications()[0]["closed"] == true), "the notification was not withdrawn");
     assert_eq!(desktop.notifications().len(), 1);
-    let (line, _) = entry_after(&mut desktop, "    test: ");
+    let (line, _) = entry_after(&mut desktop, "    test: ", None);
     assert_eq!(line.label, format!("    test: {login_url}"));
     assert_eq!(summary(&session)["waiting_for_person"], Value::Null);
     assert!(takeover_windows().is_empty());
@@ -150,7 +152,7 @@ fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() 
     // The agent shows the window for a person (a QR code, a check): marked and announced
     // until the person hands the session back.
     session.tool("watch", json!({ "show": true }));
-    let (line, hide) = entry_after(&mut desktop, "    ⚠ test: ");
+    let (line, hide) = entry_after(&mut desktop, "    ⚠ test: ", Some("        Hide"));
     assert!(line.label.ends_with("— waiting for you to take over"), "{}", line.label);
     assert_eq!(summary(&session)["waiting_for_person"], "take over");
     assert!(eventually(Duration::from_secs(5), || desktop.notifications().len() == 2));
