@@ -12,6 +12,7 @@ Commands come as JSON lines on stdin, one answer per line on stdout:
   {"do": "items"}              -> {"items": [[bus_name, object_path], ...]}
   {"do": "menu"}               -> {"menu": [{"id", "label", "enabled"}, ...]} (flattened)
   {"do": "click", "id": N}     -> {"clicked": N}
+  {"do": "icon"}               -> {"icon": IconName} (a PNG path, for libayatana-appindicator)
   {"do": "notifications"}      -> {"notifications": [{"id", "app_name", "summary", "body",
                                    "actions", "hints", "closed"}, ...]}
   {"do": "invoke", "id": N}    -> {"invoked": N} (a person clicks notification N)
@@ -126,6 +127,10 @@ async def run(request, bus):
     if not items:
         return {"error": "no tray item registered"}
     name, path = await menu_path(bus)
+    if action == "icon":
+        bus_name, item_path = items[-1]
+        icon = await call(bus, bus_name, item_path, PROPERTIES, "Get", "ss", ["org.kde.StatusNotifierItem", "IconName"])
+        return {"icon": icon[0].value}
     if action == "menu":
         _revision, layout = await call(bus, name, path, "com.canonical.dbusmenu", "GetLayout", "iias", [0, -1, []])
         return {"menu": flatten(layout, [])}

@@ -33,6 +33,14 @@ fn entry_after(desktop: &mut DesktopHost, line: &str, next: Option<&str>) -> (Me
     found.unwrap()
 }
 
+/// Whether the tray icon carries the red attention dot in its top-right corner.
+fn icon_marked(desktop: &mut DesktopHost) -> bool {
+    desktop.icon().is_some_and(|icon| {
+        let [red, green, blue, _] = icon.get_pixel(16, 5).0;
+        red > 0xc0 && green < 0x40 && blue < 0x60
+    })
+}
+
 fn summary(session: &Session) -> Value {
     let response = session.get("");
     assert_eq!(response.status, 200, "{}", response.body);
@@ -109,6 +117,7 @@ fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() 
     let login_url = fixtures.url("/f/login.html");
     session.navigate(&login_url);
     assert!(desktop.notifications().is_empty());
+    assert!(desktop.icon().is_some() && !icon_marked(&mut desktop));
 
     let waiting = {
         let session = session.clone();
@@ -119,6 +128,7 @@ fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() 
     assert_eq!(line.label, format!("    ⚠ test: {login_url} — waiting for you to log in"));
     assert_eq!(hide.label, "        Hide");
     assert_eq!(summary(&session)["waiting_for_person"], "log in");
+    assert!(eventually(Duration::from_secs(5), || icon_marked(&mut desktop)), "the tray icon carries no attention mark");
     // Announced once, naming the agent and the site; nothing secret in it.
     let site = login_url.trim_start_matches("http://").split('/').next().unwrap().to_string();
     assert!(eventually(Duration::from_secs(5), || desktop.notifications().len() == 1));
@@ -148,6 +158,7 @@ fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() 
     assert_eq!(line.label, format!("    test: {login_url}"));
     assert_eq!(summary(&session)["waiting_for_person"], Value::Null);
     assert!(takeover_windows().is_empty());
+    assert!(eventually(Duration::from_secs(5), || !icon_marked(&mut desktop)), "the attention mark stayed");
 
     // The agent shows the window for a person (a QR code, a check): marked and announced
     // until the person hands the session back.

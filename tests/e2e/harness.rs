@@ -405,6 +405,12 @@ impl DesktopHost {
             .collect()
     }
 
+    /// The tray icon as the host would draw it (libayatana-appindicator hands a PNG path).
+    pub fn icon(&mut self) -> Option<image::RgbaImage> {
+        let answer = self.ask(json!({ "do": "icon" }));
+        image::open(answer["icon"].as_str()?).ok().map(|icon| icon.to_rgba8())
+    }
+
     /// Clicks a menu entry, as a person choosing it.
     pub fn click(&mut self, entry: &MenuEntry) {
         let answer = self.ask(json!({ "do": "click", "id": entry.id }));

@@ -96,33 +96,68 @@ fn shorten(text: &str, limit: usize) -> String {
     }
 }
 
+fn waiting_count(leases: &[LeaseView]) -> usize {
+    leases.iter().flat_map(|lease| &lease.sessions).filter(|session| session.waiting_for_person.is_some()).count()
+}
+
 fn tooltip(leases: &[LeaseView]) -> String {
-    let waiting = leases.iter().flat_map(|lease| &lease.sessions).filter(|session| session.waiting_for_person.is_some()).count();
-    match waiting {
+    match waiting_count(leases) {
         0 => TOOLTIP.to_string(),
         1 => format!("{TOOLTIP}: a session is waiting for you"),
-        _ => format!("{TOOLTIP}: {waiting} sessions are waiting for you"),
+        waiting => format!("{TOOLTIP}: {waiting} sessions are waiting for you"),
     }
 }
 
-/// The installed tray icon and what its menu shows.
+/// The attention mark: a red dot with a white rim in the icon's top-right corner.
+const DOT: [u8; 4] = [0xe0, 0x1b, 0x24, 0xff];
+const RIM: [u8; 4] = [0xff, 0xff, 0xff, 0xff];
+
+/// The icon with the attention mark drawn over it (RGBA, `width` x `height`).
+pub(super) fn with_attention_mark(rgba: &[u8], width: u32, height: u32) -> Vec<u8> {
+    let mut marked = rgba.to_vec();
+    let radius = width.min(height) as f64 * 0.26;
+    let (centre_x, centre_y) = (width as f64 - radius - 0.5, radius + 0.5);
+    for y in 0..height {
+        for x in 0..width {
+            let distance = ((x as f64 + 0.5 - centre_x).powi(2) + (y as f64 + 0.5 - centre_y).powi(2)).sqrt();
+            let colour = if distance <= radius - 1.0 {
+                DOT
+            } else if distance <= radius {
+                RIM
+            } else {
+                continue;
+            };
+            let at = ((y * width + x) * 4) as usize;
+            marked[at..at + 4].copy_from_slice(&colour);
+        }
+    }
+    marked
+}
+
+/// The installed tray icon and what it shows.
 pub(super) struct Tray {
     app: AppHandle,
     icon: TrayIcon,
     shown: Vec<MenuLine>,
+    plain: Image<'static>,
+    marked: Image<'static>,
+    /// Whether the icon carries the attention mark.
+    attention: bool,
 }
 
 impl Tray {
     /// Installs the icon with the current menu. `quit` runs when Quit is chosen.
     pub(super) fn create(app: &AppHandle, broker: Arc<Broker>, quit: Arc<dyn Fn() + Send + Sync>) -> tauri::Result<Tray> {
         let lines = menu_lines(&broker.list());
+        let plain = Image::from_bytes(include_bytes!("../../../icons/tray.png"))?.to_owned();
+        let marked = Image::new_owned(with_attention_mark(plain.rgba(), plain.width(), plain.height()), plain.width(), plain.height());
         let icon = TrayIconBuilder::with_id("malo")
-            .icon(Image::from_bytes(include_bytes!("../../../icons/tray.png"))?)
+            .icon(plain.clone())
             .tooltip(TOOLTIP)
             .menu(&build_menu(app, &lines)?)
             .on_menu_event(move |_app, event| on_menu_event(&broker, &quit, &event))
             .build(app)?;
-        Ok(Tray { app: app.clone(), icon, shown: lines })
+        Ok(Tray { app: app.clone(), icon, shown: lines, plain, marked, attention: false })
     }
 
     /// Rebuilds the menu when its lines differ from what it shows.
@@ -138,6 +173,14 @@ impl Tray {
         }
         if let Err(error) = self.icon.set_tooltip(Some(tooltip(leases))) {
             tracing::warn!(%error, "could not update the tray tooltip");
+        }
+        let attention = waiting_count(leases) > 0;
+        if attention != self.attention {
+            let image = if attention { self.marked.clone() } else { self.plain.clone() };
+            match self.icon.set_icon(Some(image)) {
+                Ok(()) => self.attention = attention,
+                Err(error) => tracing::warn!(%error, "could not change the tray icon"),
+            }
         }
     }
 }
@@ -198,6 +241,18 @@ mod tests {
         let lines = menu_lines(&leases);
         assert_eq!(lines[1].text, "    ⚠ mail: https://mail.example.com/login — waiting for you to log in");
         assert_eq!(tooltip(&leases), "malo-browser: a session is waiting for you");
+    }
+
+    #[test]
+    fn the_attention_mark_is_a_rimmed_dot_in_the_top_right_corner() {
+        let (width, height) = (22, 22);
+        let plain = vec![0x40; (width * height * 4) as usize];
+        let marked = with_attention_mark(&plain, width, height);
+        let pixel = |x: u32, y: u32| &marked[((y * width + x) * 4) as usize..][..4];
+        assert_eq!(pixel(16, 5), DOT);
+        assert_eq!(pixel(16, 1), RIM);
+        assert_eq!(pixel(4, 17), [0x40; 4], "the rest of the icon is untouched");
+        assert_eq!(pixel(0, 0), [0x40; 4]);
     }
 
     #[test]
