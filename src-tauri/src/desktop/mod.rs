@@ -65,13 +65,13 @@ pub fn install(app: &AppHandle, broker: Arc<Broker>, quit: Arc<dyn Fn() + Send +
 
 /// Does what a person asked for from the tray or a notification.
 async fn carry_out(broker: Arc<Broker>, action: MenuAction) {
-    let (session_id, change) = match &action {
-        MenuAction::Watch(session_id) => (session_id, None),
-        MenuAction::Hide(session_id) => (session_id, Some(WatchChange::HandBack)),
-    };
+    let (MenuAction::Watch(session_id) | MenuAction::Hide(session_id)) = &action;
     let Some(session) = broker.find_session(session_id) else { return };
-    // A person asked to see it: in front, with focus.
-    let change = change.unwrap_or_else(|| WatchChange::Show { title: session.window_title(), focus: true, keep_visible: false });
+    let change = match action {
+        // A person asked to see it: in front, with focus.
+        MenuAction::Watch(_) => WatchChange::Show { title: session.window_title(), focus: true, keep_visible: false },
+        MenuAction::Hide(_) => WatchChange::HandBack,
+    };
     session.touch();
     if let Err(error) = session.engine.watch(&session.id, change).await {
         tracing::warn!(session = %session.id, %error, "could not change the session's window for a person");
