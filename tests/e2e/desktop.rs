@@ -160,16 +160,28 @@ fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() 
     assert!(takeover_windows().is_empty());
     assert!(eventually(Duration::from_secs(5), || !icon_marked(&mut desktop)), "the attention mark stayed");
 
-    // The agent shows the window for a person (a QR code, a check): marked and announced
-    // until the person hands the session back.
-    session.tool("watch", json!({ "show": true }));
-    let (line, hide) = entry_after(&mut desktop, "    ⚠ test: ", Some("        Hide"));
+    // The agent shows the window for a person (a QR code, a check) and keeps it up after
+    // Done: marked and announced until the person hands the session back.
+    session.tool("watch", json!({ "show": true, "keep_visible": true }));
+    let (line, _) = entry_after(&mut desktop, "    ⚠ test: ", Some("        Hide"));
     assert!(line.label.ends_with("— waiting for you to take over"), "{}", line.label);
     assert_eq!(summary(&session)["waiting_for_person"], "take over");
     assert!(eventually(Duration::from_secs(5), || desktop.notifications().len() == 2));
-    assert_eq!(desktop.notifications()[1]["summary"], format!("agent-tray needs you to take over at {site}"));
-    desktop.click(&hide);
+    let notification = desktop.notifications()[1].clone();
+    assert_eq!(notification["summary"], format!("agent-tray needs you to take over at {site}"));
+    // The person clicks the notification, then Done in the toolbar: the agent has control
+    // back, the announcement goes, and the window stays up as the agent asked.
+    desktop.click_notification(notification["id"].as_u64().unwrap());
+    let window = visible_window(TAKEOVER_TITLE);
+    assert!(eventually(Duration::from_secs(5), || xdotool(&["getactivewindow"]) == window));
+    xdotool(&["mousemove", "--window", &window, "600", "20", "click", "1"]);
     assert!(eventually(Duration::from_secs(5), || desktop.notifications()[1]["closed"] == true), "the notification was not withdrawn");
     assert_eq!(summary(&session)["waiting_for_person"], Value::Null);
     assert!(session.events(0).to_string().contains("watch_done"));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(takeover_windows(), window, "keep_visible: Done must leave the window up");
+    // Hide in the tray puts it away.
+    let (_, hide) = entry_after(&mut desktop, "    test: ", Some("        Hide"));
+    desktop.click(&hide);
+    assert!(eventually(Duration::from_secs(5), || takeover_windows().is_empty()));
 }

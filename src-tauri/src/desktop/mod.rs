@@ -69,7 +69,7 @@ async fn carry_out(broker: Arc<Broker>, action: MenuAction) {
     let Some(session) = broker.find_session(session_id) else { return };
     let change = match action {
         // A person asked to see it: in front, with focus.
-        MenuAction::Watch(_) => WatchChange::Show { title: session.window_title(), focus: true, keep_visible: false },
+        MenuAction::Watch(_) => WatchChange::Show { title: session.window_title(), focus: true, keep_visible: None },
         MenuAction::Hide(_) => WatchChange::HandBack,
     };
     session.touch();

@@ -61,8 +61,9 @@ pub enum WatchChange {
     /// Only report `{shown, done_count}`.
     Report,
     /// Show the window titled `title`; `focus` brings it forward with keyboard focus;
-    /// `keep_visible` keeps it up when the person presses Done (control still goes back).
-    Show { title: String, focus: bool, keep_visible: bool },
+    /// `keep_visible` keeps it up when the person presses Done (control still goes back);
+    /// `None` leaves it as the window has it (false for a new window).
+    Show { title: String, focus: bool, keep_visible: Option<bool> },
     /// Hide the window; the page goes back offscreen.
     Hide,
     /// A person hands the session back (the Done button, closing the window, the tray's

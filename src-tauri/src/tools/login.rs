@@ -224,7 +224,7 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
     let password = form.as_ref().and_then(|form| form["password"].as_u64());
     let (start_url, _) = session.page.get();
     let title = format!("malo-browser: log in for {} \u{2014} {}", session.agent_id, session.name);
-    let shown = session.engine.watch(&session.id, WatchChange::Show { title, focus: input.focus, keep_visible: input.keep_visible }).await?;
+    let shown = session.engine.watch(&session.id, WatchChange::Show { title, focus: input.focus, keep_visible: Some(input.keep_visible) }).await?;
     let done_before = shown["done_count"].as_u64().unwrap_or(0);
     let _waiting = session.wait_for_person("log in");
     session.events.push("login_waiting", None, json!({ "mode": "watch", "url": start_url }));

@@ -34,7 +34,7 @@ pub(super) fn tool() -> Tool {
         "Show the session to a person in a small window with back/forward/reload, an address bar and a Done button (show=true), or hide it again (show=false). The page is the session's own, unchanged; screenshots never include the toolbar. focus=false (default) does not take keyboard focus.",
         |context: ToolContext, input: WatchInput| async move {
             let session = &context.session;
-            let change = if input.show { WatchChange::Show { title: session.window_title(), focus: input.focus, keep_visible: input.keep_visible } } else { WatchChange::Hide };
+            let change = if input.show { WatchChange::Show { title: session.window_title(), focus: input.focus, keep_visible: Some(input.keep_visible) } } else { WatchChange::Hide };
             // The agent asks for a person: the tray marks the session and a notification
             // announces it until the person hands it back.
             let mut answer = session.engine.watch(&session.id, change).await?;

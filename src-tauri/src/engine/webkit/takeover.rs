@@ -38,9 +38,12 @@ pub(super) struct TakeoverState {
 }
 
 /// Shows the takeover window for `tab` (creating it, or raising it when `focus`).
-pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: bool) -> Result<Value> {
+pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: Option<bool>) -> Result<Value> {
     let state = tab.takeover.clone();
-    state.keep_visible.set(keep_visible);
+    let shown = state.window.borrow().is_some();
+    if let Some(keep_visible) = keep_visible.or((!shown).then_some(false)) {
+        state.keep_visible.set(keep_visible);
+    }
     if let Some(takeover) = state.window.borrow().as_ref() {
         takeover.window.set_title(title);
         if focus {
