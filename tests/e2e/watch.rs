@@ -124,3 +124,21 @@ fn with_keep_visible_done_hands_control_back_and_the_window_stays() {
     assert_eq!(session.tool("watch", json!({ "show": false })).body["result"]["shown"], false);
     assert!(eventually(Duration::from_secs(5), || xdotool(&["search", "--onlyvisible", "--name", "malo-browser"]).is_empty()));
 }
+
+#[test]
+fn a_session_on_a_persons_screen_is_never_reclaimed_as_idle() {
+    let _screen = shared_screen();
+    let daemon = Daemon::start_with(DaemonOptions { session_idle_seconds: 2, ..DaemonOptions::default() });
+    let lease = daemon.lease("agent-a");
+    let session = lease.session_sized(640, 480);
+    // Listing is lease-level: it does not use the session.
+    let open = || request(lease.port, "GET", "/v1/sessions", &lease.headers(), None).body["sessions"].as_array().unwrap().len() == 1;
+    assert_eq!(session.tool("watch", json!({ "show": true })).status, 200);
+    visible_window("malo-browser");
+    // The person reads, types, thinks: longer than the idle limit, with no call from the agent.
+    std::thread::sleep(Duration::from_millis(3500));
+    assert!(open(), "the session was reclaimed under the person");
+    assert_eq!(session.tool("watch", json!({ "show": false })).body["result"]["shown"], false);
+    // Back offscreen and unused, it is idle again.
+    assert!(eventually(Duration::from_secs(6), || !open()), "the idle session stayed");
+}

@@ -98,6 +98,21 @@ pub struct Session {
     changed: Arc<tokio::sync::Notify>,
     // A std mutex: a timestamp copy.
     last_used: Mutex<Instant>,
+    /// Tool calls running now: a session is never idle while one runs.
+    running: std::sync::atomic::AtomicUsize,
+}
+
+/// While alive, a tool call runs on the session: it is in use, whatever the call's length.
+#[derive(Debug)]
+pub struct InUse<'a> {
+    session: &'a Session,
+}
+
+impl Drop for InUse<'_> {
+    fn drop(&mut self) {
+        self.session.running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.session.touch();
+    }
 }
 
 /// While alive, the session is marked as waiting for a person (the tray marks it and a
@@ -120,8 +135,19 @@ impl Session {
         *self.last_used.lock().expect("idle clock poisoned") = Instant::now();
     }
 
-    /// How long since the last use.
+    /// Marks a tool call as running until the returned guard is dropped.
+    pub fn in_use(&self) -> InUse<'_> {
+        self.running.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.touch();
+        InUse { session: self }
+    }
+
+    /// How long since the last use. Never idle while a tool call runs (a login waiting
+    /// minutes for a person) or while a person has the session on screen.
     pub fn idle_for(&self) -> Duration {
+        if self.running.load(std::sync::atomic::Ordering::SeqCst) > 0 || self.page.is_shown() {
+            return Duration::ZERO;
+        }
         self.last_used.lock().expect("idle clock poisoned").elapsed()
     }
 

@@ -210,6 +210,7 @@ impl SessionTable {
             waiting: Mutex::default(),
             changed: self.changed.clone(),
             last_used: Mutex::new(Instant::now()),
+            running: Default::default(),
         }))
     }
 

@@ -156,7 +156,7 @@ impl ToolRegistry {
     pub async fn call(&self, name: &str, context: ToolContext, input: Value) -> Result<Value> {
         let tool = self.get(name)?;
         let session = context.session.clone();
-        session.touch();
+        let in_use = session.in_use();
         let begun = Instant::now();
         let result = (tool.handler)(context, input).await;
         let duration_ms = begun.elapsed().as_millis() as u64;
@@ -167,8 +167,8 @@ impl ToolRegistry {
                 Err(error) => json!({ "tool": tool.name, "ok": false, "duration_ms": duration_ms, "error": error.code.as_str() }),
             };
             session.events.push("action", None, outcome);
-            session.touch();
         }
+        drop(in_use);
         result
     }
 }
