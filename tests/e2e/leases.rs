@@ -107,6 +107,19 @@ fn an_expired_lease_is_reclaimed_with_its_sessions_and_port() {
 }
 
 #[test]
+fn a_call_in_flight_keeps_its_lease_alive_past_the_ttl() {
+    let daemon = Daemon::start_with(DaemonOptions { lease_ttl_seconds: 2, ..DaemonOptions::default() });
+    let lease = daemon.lease("waiting-agent");
+    let session = lease.session();
+    // No heartbeat: the agent waits on one long call (a person logging in, say).
+    let answer = session.tool("sleep", json!({ "ms": 3500 }));
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(session.observe()["url"], "about:blank", "the lease expired under a running call");
+    // Without calls or heartbeats it expires as usual.
+    assert!(eventually(Duration::from_secs(6), || !port_open(lease.port)), "the lease outlived its TTL");
+}
+
+#[test]
 fn idle_sessions_are_closed() {
     let daemon = Daemon::start_with(DaemonOptions { session_idle_seconds: 2, ..DaemonOptions::default() });
     let lease = daemon.lease("agent-a");

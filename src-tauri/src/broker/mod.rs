@@ -300,6 +300,11 @@ impl Broker {
     pub async fn reap(&self) {
         let leases: Vec<Arc<Lease>> = self.leases.lock().expect("lease table poisoned").values().cloned().collect();
         for lease in leases {
+            if lease.sessions.list().iter().any(|session| session.is_running()) {
+                // The agent is still there, waiting on a call (a login a person is doing,
+                // say): a call in flight is as good as a heartbeat.
+                lease.renew(self.settings.lease_ttl);
+            }
             if lease.expired() {
                 let _ = self.release(&lease.id, "expired").await;
             } else {

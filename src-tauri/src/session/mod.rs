@@ -142,10 +142,15 @@ impl Session {
         InUse { session: self }
     }
 
+    /// Whether a tool call runs on the session now.
+    pub fn is_running(&self) -> bool {
+        self.running.load(std::sync::atomic::Ordering::SeqCst) > 0
+    }
+
     /// How long since the last use. Never idle while a tool call runs (a login waiting
     /// minutes for a person) or while a person has the session on screen.
     pub fn idle_for(&self) -> Duration {
-        if self.running.load(std::sync::atomic::Ordering::SeqCst) > 0 || self.page.is_shown() {
+        if self.is_running() || self.page.is_shown() {
             return Duration::ZERO;
         }
         self.last_used.lock().expect("idle clock poisoned").elapsed()
