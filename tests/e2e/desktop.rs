@@ -134,6 +134,7 @@ fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() 
     assert!(eventually(Duration::from_secs(5), || desktop.notifications().len() == 1));
     let notification = desktop.notifications()[0].clone();
     assert_eq!(notification["app_name"], "malo-browser");
+    assert_eq!(notification["hints"]["urgency"], 2, "it stays until the wait ends");
     assert_eq!(notification["summary"], format!("agent-tray needs you to log in at {site}"));
     assert!(notification["body"].as_str().unwrap().contains("agent agent-tray"), "{notification}");
     assert_eq!(notification["closed"], false);

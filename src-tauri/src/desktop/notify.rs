@@ -37,10 +37,8 @@ impl Notifier {
     /// Shows a notification that stays until closed; answers its id. `body` is plain
     /// text (escaped here, since servers may read it as markup).
     pub fn show(&self, summary: &str, body: &str) -> Result<u32, String> {
-        let hints: HashMap<String, Variant> = HashMap::from([
-            ("urgency".to_string(), URGENCY_CRITICAL.to_variant()),
-            ("category".to_string(), "presence".to_variant()),
-        ]);
+        // Critical: it stays until the wait ends (we withdraw it), not just a few seconds.
+        let hints: HashMap<String, Variant> = HashMap::from([("urgency".to_string(), URGENCY_CRITICAL.to_variant())]);
         // "default" is clicking the notification itself; the label is for servers that show buttons.
         let actions: Vec<String> = vec![DEFAULT_ACTION.into(), "Show the window".into()];
         let never_expire = 0i32;
