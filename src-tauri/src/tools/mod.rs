@@ -201,11 +201,16 @@ pub(crate) fn whole_floats_to_integers(value: &mut Value) {
 
 /// Clamps an optional millisecond value to `[0, max]`, with a default.
 pub(crate) fn millis(value: Option<u64>, default: u64, max: u64, field: &str) -> Result<std::time::Duration> {
+    at_most(value, default, max, field).map(std::time::Duration::from_millis)
+}
+
+/// An optional input with its default, refused above `max`.
+pub(crate) fn at_most<T: PartialOrd + Copy + std::fmt::Display>(value: Option<T>, default: T, max: T, field: &str) -> Result<T> {
     let value = value.unwrap_or(default);
     if value > max {
         return Err(Error::bad_request(format!("{field} must be at most {max}")));
     }
-    Ok(std::time::Duration::from_millis(value))
+    Ok(value)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{Tool, ToolContext};
+use super::{at_most, Tool, ToolContext};
 use crate::error::{Error, Result};
 
 const OBSERVE_LIGHT: &str = include_str!("../engine/scripts/observe_light.js");
@@ -40,10 +40,7 @@ pub(super) fn tool() -> Tool {
         "observe",
         "Look at the page cheaply: url, title, readyState, viewport and scroll, element and interactive counts, and a visible-text summary of max_chars. mode=screenshot adds a base64 PNG of exactly the viewport.",
         |context: ToolContext, input: ObserveInput| async move {
-            let max_chars = input.max_chars.unwrap_or(2000);
-            if max_chars > 100_000 {
-                return Err(Error::bad_request("max_chars must be at most 100000"));
-            }
+            let max_chars = at_most(input.max_chars, 2000, 100_000, "max_chars")?;
             let mut observation = light(&context, max_chars).await?;
             if let ObserveMode::Screenshot = input.mode {
                 observation["screenshot"] = screenshot(&context).await?;

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::page::agent;
-use super::{Tool, ToolContext};
+use super::{at_most, Tool, ToolContext};
 use crate::error::Error;
 
 /// What `extract` reads.
@@ -61,10 +61,7 @@ pub(super) fn tools() -> Vec<Tool> {
             "extract",
             "Read the text, HTML, an attribute or the value of the element(s) matching a selector.",
             |context: ToolContext, input: ExtractInput| async move {
-                let max_chars = input.max_chars.unwrap_or(4000);
-                if max_chars > 200_000 {
-                    return Err(Error::bad_request("max_chars must be at most 200000"));
-                }
+                let max_chars = at_most(input.max_chars, 4000, 200_000, "max_chars")?;
                 if input.mode == ExtractMode::Attribute && input.attribute.is_none() {
                     return Err(Error::bad_request("mode attribute needs `attribute`"));
                 }
