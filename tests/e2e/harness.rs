@@ -463,7 +463,18 @@ pub fn secret_service() -> &'static str {
         watchdog(keyring.id());
         keyring.stdin.take().unwrap().write_all(b"malo-test-keyring").unwrap();
         std::mem::forget(keyring);
-        // Ready when the Secret Service answers on the bus.
+        // First wait for our unlocked keyring to own the Secret Service name: a client
+        // asking before that makes the bus start a second, locked keyring, and the store
+        // below then fails until the deadline (seen once under load).
+        let owned = eventually(Duration::from_secs(15), || {
+            Command::new("dbus-send")
+                .args(["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus"])
+                .args(["org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.secrets"])
+                .env("DBUS_SESSION_BUS_ADDRESS", &address)
+                .output()
+                .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).contains("boolean true"))
+        });
+        assert!(owned, "the keyring never took the Secret Service name");
         // Ready when an item can be stored (the default collection exists and is unlocked).
         let ready = eventually(Duration::from_secs(15), || {
             let Ok(mut probe) = Command::new("secret-tool")
