@@ -7,6 +7,9 @@ use clap::Args;
 
 use crate::error::{Error, Result};
 
+/// The default download budget of a session: 1 GiB.
+pub const DEFAULT_MAX_DOWNLOAD_BYTES: u64 = 1 << 30;
+
 /// `malo daemon` flags. Every flag also accepts the `--flag=value` form.
 #[derive(Debug, Clone, Args)]
 pub struct DaemonArgs {
@@ -28,6 +31,9 @@ pub struct DaemonArgs {
     /// Sessions one lease may hold at once; more get 429.
     #[arg(long, default_value_t = 4)]
     pub max_sessions: usize,
+    /// Bytes one session may download in all; a download that goes over fails (`quota`).
+    #[arg(long, default_value_t = DEFAULT_MAX_DOWNLOAD_BYTES)]
+    pub max_download_bytes: u64,
     /// Where all state lives: broker.json, logs, leases, profiles. `~` is expanded.
     #[arg(long, default_value = "~/.malo-browser")]
     pub data_dir: String,
@@ -48,6 +54,8 @@ pub struct Settings {
     pub session_idle: Duration,
     /// Sessions per lease.
     pub max_sessions: usize,
+    /// Download budget per session, in bytes.
+    pub max_download_bytes: u64,
     /// Absolute data directory.
     pub data_dir: PathBuf,
 }
@@ -79,6 +87,7 @@ impl Settings {
             lease_ttl: Duration::from_secs(args.lease_ttl_seconds),
             session_idle: Duration::from_secs(args.session_idle_seconds),
             max_sessions: args.max_sessions,
+            max_download_bytes: args.max_download_bytes,
             data_dir: expand_home(&args.data_dir)?,
         })
     }

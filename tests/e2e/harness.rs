@@ -94,11 +94,26 @@ pub struct DaemonOptions {
     pub session_idle_seconds: u64,
     pub max_sessions: usize,
     pub pool_size: u16,
+    /// The daemon's working directory (default: the test's).
+    pub cwd: Option<PathBuf>,
+    /// The daemon's HOME (default: the test's).
+    pub home: Option<PathBuf>,
+    /// More flags for `malo daemon`.
+    pub extra_args: Vec<String>,
 }
 
 impl Default for DaemonOptions {
     fn default() -> Self {
-        DaemonOptions { dbus: None, lease_ttl_seconds: 300, session_idle_seconds: 300, max_sessions: 4, pool_size: 6 }
+        DaemonOptions {
+            dbus: None,
+            lease_ttl_seconds: 300,
+            session_idle_seconds: 300,
+            max_sessions: 4,
+            pool_size: 6,
+            cwd: None,
+            home: None,
+            extra_args: Vec::new(),
+        }
     }
 }
 
@@ -239,7 +254,32 @@ pub fn daemon_command(data_dir: &Path, options: &DaemonOptions, port_range: (u16
     if let Some(bus) = &options.dbus {
         command.env("DBUS_SESSION_BUS_ADDRESS", bus);
     }
+    if let Some(cwd) = &options.cwd {
+        command.current_dir(cwd);
+    }
+    if let Some(home) = &options.home {
+        command.env("HOME", home).env_remove("XDG_DOWNLOAD_DIR").env_remove("XDG_CONFIG_HOME");
+    }
+    command.args(&options.extra_args);
     command
+}
+
+/// Every file below `dir` (recursively), as paths relative to it.
+pub fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        for entry in std::fs::read_dir(&current).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                found.push(path.strip_prefix(dir).unwrap_or(&path).to_path_buf());
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 /// The `malo` binary: cargo's path for tests, else the one beside this executable's
@@ -729,10 +769,32 @@ pub struct Seen {
     pub user_agent: Option<String>,
 }
 
+/// One part of a multipart form the fixture server received.
+#[derive(Clone, Debug)]
+pub struct UploadedPart {
+    pub field: String,
+    pub filename: Option<String>,
+    pub bytes: Vec<u8>,
+}
+
+/// What the fixture server keeps of what it saw.
+#[derive(Clone, Default)]
+struct FixtureLog {
+    seen: Arc<Mutex<Vec<Seen>>>,
+    uploads: Arc<Mutex<Vec<Vec<UploadedPart>>>>,
+}
+
+/// The bytes `/download/<name>?size=N` serves: a pattern no two offsets share nearby, so
+/// a file cut short or shifted never matches.
+pub fn download_bytes(size: usize) -> Vec<u8> {
+    (0..size).map(|index| (index * 7 + index / 251 + 13) as u8).collect()
+}
+
 /// A local web server of fixture pages, on a port chosen by the OS.
 pub struct Fixtures {
     pub port: u16,
     seen: Arc<Mutex<Vec<Seen>>>,
+    uploads: Arc<Mutex<Vec<Vec<UploadedPart>>>>,
 }
 
 impl Fixtures {
@@ -744,14 +806,19 @@ impl Fixtures {
     pub fn start_serving(dir: Option<PathBuf>) -> Fixtures {
         static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
         let runtime = RUNTIME.get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap());
-        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = FixtureLog::default();
         let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
         let port = listener.local_addr().unwrap().port();
-        let router = fixture_router(seen.clone(), dir);
+        let router = fixture_router(log.clone(), dir);
         runtime.spawn(async move {
             let _ = axum::serve(listener, router).await;
         });
-        Fixtures { port, seen }
+        Fixtures { port, seen: log.seen, uploads: log.uploads }
+    }
+
+    /// The multipart forms posted to `/upload`, in order.
+    pub fn uploads(&self) -> Vec<Vec<UploadedPart>> {
+        self.uploads.lock().unwrap().clone()
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -764,7 +831,7 @@ impl Fixtures {
     }
 }
 
-fn fixture_router(seen: Arc<Mutex<Vec<Seen>>>, static_dir: Option<PathBuf>) -> axum::Router {
+fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router {
     use axum::extract::{Path, Query, Request, State};
     use axum::http::{header, StatusCode};
     use axum::response::{Html, IntoResponse, Response};
@@ -801,7 +868,36 @@ fn fixture_router(seen: Arc<Mutex<Vec<Seen>>>, static_dir: Option<PathBuf>) -> a
             Html(page).into_response()
         }
     }
-    async fn record(State(seen): State<Arc<Mutex<Vec<Seen>>>>, request: Request, next: axum::middleware::Next) -> Response {
+    async fn download(Path(name): Path<String>, Query(query): Query<HashMap<String, String>>) -> Response {
+        let size: usize = query.get("size").and_then(|size| size.parse().ok()).unwrap_or(1000);
+        let disposition = format!("attachment; filename=\"{name}\"");
+        ([(header::CONTENT_TYPE, "application/octet-stream".to_string()), (header::CONTENT_DISPOSITION, disposition)], download_bytes(size)).into_response()
+    }
+    /// A download that trickles in: `size` bytes in `chunk`s every `delay_ms`.
+    async fn trickle(Query(query): Query<HashMap<String, String>>) -> Response {
+        let number = |key: &str, default: usize| query.get(key).and_then(|value| value.parse().ok()).unwrap_or(default);
+        let (size, chunk, delay) = (number("size", 100_000), number("chunk", 1000).max(1), number("delay_ms", 50) as u64);
+        let bytes = download_bytes(size);
+        let stream = chunked(bytes, chunk, Duration::from_millis(delay));
+        (
+            [
+                (header::CONTENT_TYPE, "application/octet-stream".to_string()),
+                (header::CONTENT_DISPOSITION, "attachment; filename=\"slow.bin\"".to_string()),
+                (header::CONTENT_LENGTH, size.to_string()),
+            ],
+            axum::body::Body::from_stream(stream),
+        )
+            .into_response()
+    }
+    async fn upload(State(log): State<FixtureLog>, headers: axum::http::HeaderMap, body: axum::body::Bytes) -> Response {
+        let content_type = headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or("");
+        let parts = parse_multipart(content_type, &body);
+        let summary: Vec<String> = parts.iter().map(|part| format!("{}={}:{}", part.field, part.filename.clone().unwrap_or_default(), part.bytes.len())).collect();
+        log.uploads.lock().unwrap().push(parts);
+        Html(format!("<title>uploaded</title><p id=result>{}</p>", summary.join(" "))).into_response()
+    }
+    async fn record(State(log): State<FixtureLog>, request: Request, next: axum::middleware::Next) -> Response {
+        let seen = log.seen;
         let seen_now = {
             let header_text = |name: header::HeaderName| {
                 request.headers().get(name).and_then(|value| value.to_str().ok()).map(str::to_string)
@@ -840,8 +936,53 @@ fn fixture_router(seen: Arc<Mutex<Vec<Seen>>>, static_dir: Option<PathBuf>) -> a
         .route("/status/{code}", get(status))
         .route("/slow", get(slow))
         .route("/login", axum::routing::post(login))
-        .layer(axum::middleware::from_fn_with_state(seen.clone(), record))
-        .with_state(seen)
+        .route("/download/{name}", get(download))
+        .route("/trickle", get(trickle))
+        .route("/upload", axum::routing::post(upload))
+        .layer(axum::middleware::from_fn_with_state(log.clone(), record))
+        .with_state(log)
+}
+
+/// `bytes` as a stream of `chunk`-sized pieces, one every `delay`.
+fn chunked(bytes: Vec<u8>, chunk: usize, delay: Duration) -> impl futures_util::Stream<Item = Result<Vec<u8>, std::io::Error>> + Send {
+    futures_util::stream::unfold((bytes, 0usize), move |(bytes, offset)| async move {
+        if offset >= bytes.len() {
+            return None;
+        }
+        if offset > 0 {
+            tokio::time::sleep(delay).await;
+        }
+        let end = (offset + chunk).min(bytes.len());
+        Some((Ok(bytes[offset..end].to_vec()), (bytes, end)))
+    })
+}
+
+/// The parts of a `multipart/form-data` body.
+pub fn parse_multipart(content_type: &str, body: &[u8]) -> Vec<UploadedPart> {
+    let Some(boundary) = content_type.split("boundary=").nth(1).map(|boundary| boundary.trim_matches('"')) else { return Vec::new() };
+    let delimiter = format!("--{boundary}");
+    let mut parts = Vec::new();
+    let mut rest = body;
+    while let Some(start) = find(rest, delimiter.as_bytes()) {
+        rest = &rest[start + delimiter.len()..];
+        if rest.starts_with(b"--") {
+            break;
+        }
+        let Some(head_end) = find(rest, b"\r\n\r\n") else { break };
+        let head = String::from_utf8_lossy(&rest[..head_end]).to_string();
+        let content = &rest[head_end + 4..];
+        let Some(end) = find(content, format!("\r\n{delimiter}").as_bytes()) else { break };
+        let attribute = |name: &str| {
+            head.split(';').map(str::trim).find_map(|item| item.strip_prefix(&format!("{name}=\"")).map(|value| value.trim_end_matches('"').to_string()))
+        };
+        parts.push(UploadedPart { field: attribute("name").unwrap_or_default(), filename: attribute("filename"), bytes: content[..end].to_vec() });
+        rest = &content[end + 2..];
+    }
+    parts
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|window| window == needle)
 }
 
 /// The fixture pages, compiled in.
@@ -859,6 +1000,7 @@ fn fixture(name: &str) -> Option<&'static str> {
         "login.html" => include_str!("../fixtures/login.html"),
         "dnd.html" => include_str!("../fixtures/dnd.html"),
         "welcome.html" => include_str!("../fixtures/welcome.html"),
+        "files.html" => include_str!("../fixtures/files.html"),
         _ => return None,
     })
 }

@@ -16,3 +16,4 @@ mod login;
 mod vault;
 mod watch;
 mod desktop;
+mod files;

@@ -193,7 +193,10 @@ impl Broker {
         let dir = self.leases_dir().join(&id);
         let sessions = Arc::new(SessionTable::new(
             Owner { lease_id: id.clone(), agent_id: agent_id.to_string(), lease_dir: dir.clone() },
-            self.settings.max_sessions,
+            crate::session::SessionLimits {
+                max_sessions: self.settings.max_sessions,
+                max_download_bytes: self.settings.max_download_bytes,
+            },
             self.engine.clone(),
             self.seq.clone(),
             self.changes.clone(),

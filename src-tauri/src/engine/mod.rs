@@ -33,6 +33,7 @@ pub fn keyval(_key: &str) -> Option<u32> {
     None
 }
 
+pub mod downloads;
 pub mod png;
 
 /// How long a command that does not load pages may take on the main thread.
@@ -53,6 +54,8 @@ pub struct SessionSpec {
     pub events: Arc<EventLog>,
     /// Where the engine keeps the page's url and title current.
     pub page: Arc<PageState>,
+    /// The session's download policy and records.
+    pub downloads: Arc<downloads::Downloads>,
 }
 
 /// What a `watch` command does to the takeover window.

@@ -63,6 +63,7 @@ impl Wire {
             lease_ttl: Duration::from_secs(60),
             session_idle: Duration::from_secs(60),
             max_sessions: 2,
+            max_download_bytes: 1 << 20,
             data_dir: dir.clone(),
         };
         let broker = Arc::new(Broker::new(settings, fake_engine(), Arc::new(ToolRegistry::standard())));

@@ -7,7 +7,7 @@ mod table;
 
 pub use profiles::{ProfileInfo, ProfileStore, MAX_PROFILES};
 
-pub use table::{remove_dir_eventually, CreateSession, Owner, SessionTable};
+pub use table::{remove_dir_eventually, CreateSession, Owner, SessionLimits, SessionTable};
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -83,6 +83,8 @@ pub struct Session {
     pub events: Arc<EventLog>,
     /// Current url and title, kept by the engine.
     pub page: Arc<PageState>,
+    /// Its download policy and records.
+    pub downloads: Arc<crate::engine::downloads::Downloads>,
     /// When it was created.
     pub created_at: String,
     /// The engine that hosts it.

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use tokio::sync::Notify;
 
 use super::{Session, SessionDirs};
+use crate::engine::downloads::Downloads;
 use crate::engine::{EngineHandle, PageState, SessionSpec};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{EventLog, SeqCounter};
@@ -42,6 +43,15 @@ pub struct CreateSession {
     pub profile: Option<String>,
 }
 
+/// What one lease may use.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionLimits {
+    /// Sessions open at once.
+    pub max_sessions: usize,
+    /// Bytes each session may download.
+    pub max_download_bytes: u64,
+}
+
 /// Whose sessions a table holds.
 #[derive(Debug, Clone)]
 pub struct Owner {
@@ -59,7 +69,7 @@ pub struct SessionTable {
     lease_id: String,
     agent_id: String,
     lease_dir: PathBuf,
-    max_sessions: usize,
+    limits: SessionLimits,
     engine: EngineHandle,
     seq: Arc<SeqCounter>,
     changed: Arc<Notify>,
@@ -81,7 +91,7 @@ impl SessionTable {
     /// An empty table. `changed` is notified whenever the set of sessions changes.
     pub fn new(
         owner: Owner,
-        max_sessions: usize,
+        limits: SessionLimits,
         engine: EngineHandle,
         seq: Arc<SeqCounter>,
         changed: Arc<Notify>,
@@ -89,7 +99,7 @@ impl SessionTable {
         vault: Arc<crate::vault::Vault>,
     ) -> SessionTable {
         let Owner { lease_id, agent_id, lease_dir } = owner;
-        SessionTable { lease_id, agent_id, lease_dir, max_sessions, engine, seq, changed, profiles, vault, state: Mutex::default() }
+        SessionTable { lease_id, agent_id, lease_dir, limits, engine, seq, changed, profiles, vault, state: Mutex::default() }
     }
 
     /// The daemon's credential vault.
@@ -147,12 +157,12 @@ impl SessionTable {
         if state.closed {
             return Err(Error::new(ErrorCode::LeaseNotFound, "the lease was released"));
         }
-        if state.sessions.len() + state.opening >= self.max_sessions {
+        if state.sessions.len() + state.opening >= self.limits.max_sessions {
             return Err(Error::new(
                 ErrorCode::TooManySessions,
-                format!("this lease already has {} sessions (the limit); close one first", self.max_sessions),
+                format!("this lease already has {} sessions (the limit); close one first", self.limits.max_sessions),
             )
-            .with_details(serde_json::json!({ "max_sessions": self.max_sessions })));
+            .with_details(serde_json::json!({ "max_sessions": self.limits.max_sessions })));
         }
         state.opening += 1;
         Ok(())
@@ -174,6 +184,7 @@ impl SessionTable {
         }
         let events = Arc::new(EventLog::new(self.seq.clone()));
         let page = Arc::new(PageState::new(self.changed.clone()));
+        let downloads = Arc::new(Downloads::new(dirs.downloads.clone(), self.limits.max_download_bytes, events.clone()));
         let spec = SessionSpec {
             session_id: id.clone(),
             width,
@@ -181,6 +192,7 @@ impl SessionTable {
             web_data_dir: dirs.web_data.clone(),
             events: events.clone(),
             page: page.clone(),
+            downloads: downloads.clone(),
         };
         if let Err(error) = self.engine.open(spec).await {
             let _ = std::fs::remove_dir_all(&dirs.root);
@@ -203,6 +215,7 @@ impl SessionTable {
             dirs,
             events,
             page,
+            downloads,
             created_at: crate::clock::now(),
             engine: self.engine.clone(),
             refs: Mutex::new(super::RefTable { next_ref: 1, ..Default::default() }),

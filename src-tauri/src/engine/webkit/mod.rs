@@ -6,6 +6,8 @@
 
 mod agent;
 mod capture;
+mod context;
+mod download;
 mod input;
 mod navigation;
 mod tab;
@@ -53,13 +55,17 @@ struct Engine {
     sessions: RefCell<HashMap<String, Rc<HostedSession>>>,
     /// One WebKit context per data directory: sessions of the same profile share theirs
     /// (cookies, storage, one network process); an anonymous session has its own.
-    contexts: RefCell<HashMap<PathBuf, Rc<RefCell<wry::WebContext>>>>,
+    contexts: RefCell<HashMap<PathBuf, webkit2gtk::WebContext>>,
+    /// Downloads in progress, for `cancel_download`.
+    downloads: Rc<download::RunningDownloads>,
 }
 
 /// One session on the engine side: its WebKit context and the tabs that share it.
 struct HostedSession {
     /// The data directory of its context.
     data_dir: PathBuf,
+    /// Its downloads (policy, records).
+    downloads: std::sync::Arc<crate::engine::downloads::Downloads>,
     tabs: RefCell<Vec<Rc<Tab>>>,
 }
 
@@ -81,7 +87,7 @@ impl Engine {
     async fn handle(self: Rc<Self>, command: Command) {
         match command {
             Command::Open { spec, reply } => {
-                let _ = reply.send(self.open(spec).await);
+                let _ = reply.send(self.clone().open(spec).await);
             }
             Command::Close { session_id, reply } => {
                 let _ = reply.send(self.close(&session_id));
@@ -198,20 +204,26 @@ impl Engine {
 
     /// Opens a session and returns once its first tab has loaded about:blank, so the
     /// session is ready for its first navigate.
-    async fn open(&self, spec: SessionSpec) -> Result<()> {
+    async fn open(self: Rc<Self>, spec: SessionSpec) -> Result<()> {
         if self.sessions.borrow().contains_key(&spec.session_id) {
             return Err(Error::internal(format!("session {} is already open", spec.session_id)));
         }
         std::fs::create_dir_all(&spec.web_data_dir).map_err(|error| {
             Error::internal(format!("cannot create the session's web data directory: {error}"))
         })?;
-        let context = self
-            .contexts
-            .borrow_mut()
-            .entry(spec.web_data_dir.clone())
-            .or_insert_with(|| Rc::new(RefCell::new(wry::WebContext::new(Some(spec.web_data_dir.clone())))))
-            .clone();
-        let opened = Tab::open(&mut context.borrow_mut(), &spec, tab::first_tab_id());
+        let existing = self.contexts.borrow().get(&spec.web_data_dir).cloned();
+        let context = existing.unwrap_or_else(|| {
+            let context = context::persistent(&spec.web_data_dir);
+            self.contexts.borrow_mut().insert(spec.web_data_dir.clone(), context.clone());
+            // Every download of the context goes where its session's policy says, or nowhere.
+            let engine = Rc::downgrade(&self);
+            download::catch_downloads(&context, Rc::downgrade(&self.downloads), move |view| {
+                let tab = engine.upgrade()?.tab_of_view(view)?;
+                Some(download::Origin { tab: tab.id.clone(), downloads: tab.downloads.clone() })
+            });
+            context
+        });
+        let opened = Tab::open(&context, &spec, tab::first_tab_id());
         let tab = match opened {
             Ok(tab) => Rc::new(tab),
             Err(error) => {
@@ -220,7 +232,11 @@ impl Engine {
                 return Err(error);
             }
         };
-        let session = HostedSession { data_dir: spec.web_data_dir.clone(), tabs: RefCell::new(vec![tab.clone()]) };
+        let session = HostedSession {
+            data_dir: spec.web_data_dir.clone(),
+            downloads: spec.downloads.clone(),
+            tabs: RefCell::new(vec![tab.clone()]),
+        };
         self.sessions.borrow_mut().insert(spec.session_id.clone(), Rc::new(session));
         if let Err(error) = tab.wait_until_idle(std::time::Duration::from_secs(10)).await {
             let _ = self.close(&spec.session_id);
@@ -235,6 +251,7 @@ impl Engine {
             Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in the engine"))
         })?;
         session.close_tabs();
+        self.downloads.cancel_all_of(&session.downloads);
         self.release_context(&session.data_dir);
         tracing::debug!(session = %session_id, "engine closed session");
         Ok(())
@@ -254,8 +271,15 @@ impl Engine {
         let sessions: Vec<_> = self.sessions.borrow_mut().drain().collect();
         for (_, session) in sessions {
             session.close_tabs();
+            self.downloads.cancel_all_of(&session.downloads);
         }
         self.contexts.borrow_mut().clear();
+    }
+
+    /// The tab that hosts `view`, in whichever session.
+    fn tab_of_view(&self, view: &webkit2gtk::WebView) -> Option<Rc<Tab>> {
+        let sessions = self.sessions.borrow();
+        sessions.values().find_map(|session| session.tabs.borrow().iter().find(|tab| &tab.view == view).cloned())
     }
 
     fn active_tab(&self, session_id: &str) -> Result<Rc<Tab>> {

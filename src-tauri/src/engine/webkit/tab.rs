@@ -18,7 +18,6 @@ use webkit2gtk::{
     LoadEvent, NavigationPolicyDecision, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecisionExt,
     PolicyDecisionType, SettingsExt, URIRequestExt, URIResponseExt, WebResourceExt, WebViewExt,
 };
-use wry::{NewWindowResponse, WebViewBuilderExtUnix, WebViewExtUnix};
 
 use super::agent::{self, Relay};
 use super::SCRIPT_WORLD;
@@ -61,8 +60,6 @@ pub(super) struct Tab {
     pub(super) size: (i32, i32),
     /// The takeover window, while shown.
     pub(super) takeover: Rc<super::takeover::TakeoverState>,
-    /// `None` once closed. Dropping the wry webview destroys the WebKit widget.
-    webview: RefCell<Option<wry::WebView>>,
     pub(super) view: webkit2gtk::WebView,
     pub(super) load: Rc<RefCell<LoadState>>,
     /// Woken on every load signal, crash and close.
@@ -85,37 +82,38 @@ pub(super) struct Tab {
     pub(super) input_mark: Cell<i64>,
     /// Mouse buttons held down by earlier input (a drag in progress), for the state of moves.
     pub(super) buttons_held: Cell<gtk::gdk::ModifierType>,
+    /// The session's downloads (a download this tab starts is recorded there).
+    pub(super) downloads: Arc<crate::engine::downloads::Downloads>,
 }
 
 impl Tab {
     /// Builds the host, the webview (in `context`) and connects the signal handlers.
-    pub(super) fn open(context: &mut wry::WebContext, spec: &SessionSpec, id: String) -> Result<Tab> {
+    pub(super) fn open(context: &webkit2gtk::WebContext, spec: &SessionSpec, id: String) -> Result<Tab> {
         let host = gtk::OffscreenWindow::new();
         host.set_default_size(spec.width as i32, spec.height as i32);
 
+        let view = webkit2gtk::WebView::builder()
+            .web_context(context)
+            .user_content_manager(&webkit2gtk::UserContentManager::new())
+            .build();
+        if let Some(settings) = WebViewExt::settings(&view) {
+            // Let every popup reach the `create` handler, so it is decided *and* recorded.
+            settings.set_javascript_can_open_windows_automatically(true);
+            settings.set_enable_developer_extras(false);
+            settings.set_javascript_can_access_clipboard(false);
+            settings.set_enable_back_forward_navigation_gestures(false);
+        }
         let popup_events = spec.events.clone();
         let popup_tab = id.clone();
-        let webview = wry::WebViewBuilder::new_with_web_context(context)
-            .with_url("about:blank")
-            .with_devtools(false)
-            .with_hotkeys_zoom(false)
-            .with_back_forward_navigation_gestures(false)
-            .with_autoplay(false)
-            .with_clipboard(false)
-            .with_focused(false)
-            .with_new_window_req_handler(move |url, _features| {
-                popup_events.push("popup_blocked", Some(&popup_tab), json!({ "url": url }));
-                NewWindowResponse::Deny
-            })
-            .build_gtk(&host)
-            .map_err(|error| Error::internal(format!("cannot create the webview: {error}")))?;
-        let view = webview.webview();
-        if let Some(settings) = WebViewExt::settings(&view) {
-            // Let every popup reach the `create` handler, so it is denied *and* recorded.
-            settings.set_javascript_can_open_windows_automatically(true);
-        }
+        view.connect_create(move |_view, action| {
+            let url = action.request().and_then(|request| request.uri()).map(|uri| uri.to_string()).unwrap_or_default();
+            popup_events.push("popup_blocked", Some(&popup_tab), json!({ "url": url }));
+            None
+        });
         view.set_size_request(spec.width as i32, spec.height as i32);
+        host.add(&view);
         host.show_all();
+        view.load_uri("about:blank");
         // Keyboard focus inside the offscreen host (never on the desktop): given once now,
         // so that the first trusted click does not move focus and scroll the page.
         view.grab_focus();
@@ -147,7 +145,6 @@ impl Tab {
             host,
             size: (spec.width as i32, spec.height as i32),
             takeover: Rc::default(),
-            webview: RefCell::new(Some(webview)),
             view,
             load: Rc::default(),
             load_changed: Rc::default(),
@@ -160,6 +157,7 @@ impl Tab {
             dialog_policy: Rc::default(),
             input_mark: Cell::new(-1),
             buttons_held: Cell::new(gtk::gdk::ModifierType::empty()),
+            downloads: spec.downloads.clone(),
         };
         tab.connect_signals();
         Ok(tab)
@@ -438,7 +436,7 @@ impl Tab {
         let _ = super::takeover::hide(self);
         self.closed.set(true);
         self.load_changed.notify_waiters();
-        drop(self.webview.borrow_mut().take());
+        // Destroying the host destroys the view in it.
         destroy_host(&self.host);
     }
 }
