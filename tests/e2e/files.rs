@@ -1,4 +1,5 @@
-//! Files: downloads land in their session's `downloads/` and nowhere else.
+//! Files: downloads land in their session's `downloads/` and nowhere else; a page's file
+//! chooser never maps a window.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -94,4 +95,25 @@ fn a_page_never_writes_files_outside_its_session() {
     assert_eq!(session.close().status, 200);
     assert!(eventually(Duration::from_secs(5), || !dir.exists()), "the downloads outlived the session");
     watched.assert_nothing_outside(&["report", "script", "direct"]);
+}
+
+#[test]
+fn a_file_chooser_never_maps_a_window() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    session.navigate(&fixtures.url("/f/files.html"));
+    let clicked = session.tool("click", json!({ "selector": "#many" }));
+    assert_eq!(clicked.status, 200, "{}", clicked.body);
+    let chooser = eventually(Duration::from_secs(5), || {
+        session.events(0)["events"].as_array().unwrap().iter().any(|event| event["type"] == "file_chooser")
+    });
+    assert!(chooser, "no file_chooser event: {}", session.events(0));
+    let event = session.events(0)["events"].as_array().unwrap().iter().find(|event| event["type"] == "file_chooser").cloned().unwrap();
+    assert_eq!(event["multiple"], true, "{event}");
+    // Give a dialog every chance to appear, then look at the screen.
+    std::thread::sleep(Duration::from_millis(700));
+    assert_eq!(mapped_windows_of(daemon.pid), Vec::<String>::new(), "the daemon mapped a window");
+    // The page is still usable.
+    assert_eq!(session.tool("fill", json!({ "selector": "#note", "text": "still here" })).status, 200);
 }

@@ -14,7 +14,7 @@ use gtk::prelude::*;
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 use webkit2gtk::{
-    ScriptDialogType, UserContentInjectedFrames, UserContentManagerExt, UserScript, UserScriptInjectionTime,
+    FileChooserRequestExt, ScriptDialogType, UserContentInjectedFrames, UserContentManagerExt, UserScript, UserScriptInjectionTime,
     LoadEvent, NavigationPolicyDecision, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecisionExt,
     PolicyDecisionType, SettingsExt, URIRequestExt, URIResponseExt, WebResourceExt, WebViewExt,
 };
@@ -178,6 +178,16 @@ impl Tab {
                 glib::idle_add_local_once(move || context.drag_cancel());
                 events.push("native_drag_cancelled", Some(&tab_id), json!({}));
             }
+        });
+
+        // A file chooser would map a GTK dialog on the person's screen: never from a hidden
+        // page. It is cancelled and recorded, so the agent can set the files itself.
+        let (events, tab_id) = (self.events.clone(), self.id.clone());
+        view.connect_run_file_chooser(move |_view, request| {
+            let accept: Vec<String> = request.mime_types().iter().map(|mime| mime.to_string()).collect();
+            events.push("file_chooser", Some(&tab_id), json!({ "multiple": request.selects_multiple(), "accept": accept }));
+            request.cancel();
+            true
         });
 
         // Load progress: counters, http status, events, page state.
