@@ -279,17 +279,20 @@ fn dispatch(name: &str, matches: &ArgMatches, registry: &ToolRegistry) -> Result
                 state.sessions.retain(|(known, _)| known != &id);
                 save(&data_dir, &state)?;
             }
-            let result = &answer["result"];
+            let output: crate::tools::ToolOutput = serde_json::from_value(answer)
+                .map_err(|error| Error::internal(format!("the daemon's answer is unreadable: {error}")))?;
+            // The result as the tool gave it, with `tab` and `seq` beside its fields.
+            let result = output.flattened();
             if tool == "snapshot" && result["format"] == "text" {
                 return Ok(result["text"].as_str().unwrap_or("").trim_end().to_string());
             }
             if result.get("ok") == Some(&Value::Bool(false)) {
                 return Err(Error::new(
                     crate::error::ErrorCode::AssertionFailed,
-                    format!("{tool} did not pass:\n{}", pretty(result)),
+                    format!("{tool} did not pass:\n{}", pretty(&result)),
                 ));
             }
-            Ok(pretty(result))
+            Ok(pretty(&result))
         }
     }
 }

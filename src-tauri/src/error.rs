@@ -43,6 +43,8 @@ pub enum ErrorCode {
     LeaseNotFound,
     /// No such session (or it was closed).
     SessionNotFound,
+    /// No such tab in the session (or it was closed), or the session has no tab.
+    TabNotFound,
     /// No such tool in the registry.
     UnknownTool,
     /// Method not allowed on this route.
@@ -93,6 +95,7 @@ impl ErrorCode {
             ErrorCode::CredentialOrigin => "E_CREDENTIAL_ORIGIN",
             ErrorCode::LeaseNotFound => "E_LEASE_NOT_FOUND",
             ErrorCode::SessionNotFound => "E_SESSION_NOT_FOUND",
+            ErrorCode::TabNotFound => "E_TAB_NOT_FOUND",
             ErrorCode::UnknownTool => "E_UNKNOWN_TOOL",
             ErrorCode::MethodNotAllowed => "E_METHOD_NOT_ALLOWED",
             ErrorCode::UnsupportedMediaType => "E_UNSUPPORTED_MEDIA_TYPE",
@@ -119,6 +122,7 @@ impl ErrorCode {
             | ErrorCode::NotFound
             | ErrorCode::LeaseNotFound
             | ErrorCode::SessionNotFound
+            | ErrorCode::TabNotFound
             | ErrorCode::UnknownTool
             | ErrorCode::ProfileNotFound
             | ErrorCode::CredentialNotFound => 404,
@@ -150,7 +154,7 @@ impl ErrorCode {
     }
 
     /// Every code, for documentation and tests.
-    pub const ALL: [ErrorCode; 31] = [
+    pub const ALL: [ErrorCode; 32] = [
         ErrorCode::CredentialNotFound,
         ErrorCode::CredentialOrigin,
         ErrorCode::ProfileLocked,
@@ -169,6 +173,7 @@ impl ErrorCode {
         ErrorCode::NotFound,
         ErrorCode::LeaseNotFound,
         ErrorCode::SessionNotFound,
+        ErrorCode::TabNotFound,
         ErrorCode::UnknownTool,
         ErrorCode::MethodNotAllowed,
         ErrorCode::UnsupportedMediaType,

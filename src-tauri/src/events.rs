@@ -98,17 +98,35 @@ impl EventLog {
         seq
     }
 
+    /// Takes the next seq without recording anything (a call that is not an action, such
+    /// as reading the log, still has its place in the sequence).
+    pub fn next_seq(&self) -> u64 {
+        self.seq.next()
+    }
+
     /// Up to `limit` events with `seq > after`.
     pub fn after(&self, after: u64, limit: usize) -> EventPage {
+        self.after_matching(after, limit, None, None)
+    }
+
+    /// Up to `limit` events with `seq > after`, only of `tab` and of type `kind` when given.
+    pub fn after_matching(&self, after: u64, limit: usize, tab: Option<&str>, kind: Option<&str>) -> EventPage {
         let events = self.events.lock().expect("event log poisoned");
-        let matching = events.iter().filter(|event| event.seq > after);
+        let matching = events.iter().filter(|event| {
+            event.seq > after && tab.is_none_or(|tab| event.tab.as_deref() == Some(tab)) && kind.is_none_or(|kind| event.kind == kind)
+        });
         let selected: Vec<Event> = matching.clone().take(limit).cloned().collect();
         let has_more = matching.count() > selected.len();
-        let cursor = selected.last().map(|event| event.seq).unwrap_or(after.max(self.last_seq(&events)));
+        let cursor = selected.last().map(|event| event.seq).unwrap_or(after.max(self.newest_seq(&events)));
         EventPage { events: selected, cursor, has_more }
     }
 
-    fn last_seq(&self, events: &VecDeque<Event>) -> u64 {
+    /// The seq of the newest event kept (0 when none).
+    pub fn last_seq(&self) -> u64 {
+        self.events.lock().expect("event log poisoned").back().map(|event| event.seq).unwrap_or(0)
+    }
+
+    fn newest_seq(&self, events: &VecDeque<Event>) -> u64 {
         events.back().map(|event| event.seq).unwrap_or(0)
     }
 }

@@ -868,6 +868,12 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
             Html(page).into_response()
         }
     }
+    /// A fixture page served after `ms` milliseconds.
+    async fn delayed(Path(name): Path<String>, Query(query): Query<HashMap<String, String>>) -> Response {
+        let ms: u64 = query.get("ms").and_then(|ms| ms.parse().ok()).unwrap_or(1000);
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        page(Path(name)).await
+    }
     async fn download(Path(name): Path<String>, Query(query): Query<HashMap<String, String>>) -> Response {
         let size: usize = query.get("size").and_then(|size| size.parse().ok()).unwrap_or(1000);
         let disposition = format!("attachment; filename=\"{name}\"");
@@ -937,6 +943,7 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
         .route("/slow", get(slow))
         .route("/login", axum::routing::post(login))
         .route("/download/{name}", get(download))
+        .route("/delayed/{name}", get(delayed))
         .route("/trickle", get(trickle))
         .route("/upload", axum::routing::post(upload))
         .layer(axum::middleware::from_fn_with_state(log.clone(), record))
@@ -1001,6 +1008,7 @@ fn fixture(name: &str) -> Option<&'static str> {
         "dnd.html" => include_str!("../fixtures/dnd.html"),
         "welcome.html" => include_str!("../fixtures/welcome.html"),
         "files.html" => include_str!("../fixtures/files.html"),
+        "arrived.html" => include_str!("../fixtures/arrived.html"),
         _ => return None,
     })
 }

@@ -453,3 +453,29 @@ fn html5_drag_and_drop_plays_in_the_hidden_page_and_no_native_drag_leaves_it() {
     ok(&session, "click", json!({ "selector": "#ping" }));
     assert_eq!(page_value(&session, "window.pinged"), true);
 }
+
+#[test]
+fn calls_on_one_tab_take_turns_in_arrival_order() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    session.navigate(&fixtures.url("/f/hello.html"));
+    // A navigation to a page served 1.5 s late, and a click sent while it loads: the click
+    // waits its turn and lands on the new page (it would find no #arrived on the old one).
+    let navigating = {
+        let session = session.clone();
+        let url = fixtures.url("/delayed/arrived.html?ms=1500");
+        std::thread::spawn(move || session.post("/navigate", json!({ "url": url })))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let begun = std::time::Instant::now();
+    let clicked = session.tool("click", json!({ "selector": "#arrived" }));
+    let waited = begun.elapsed();
+    let navigated = navigating.join().unwrap();
+    assert_eq!(navigated.status, 200, "{}", navigated.body);
+    assert_eq!(clicked.status, 200, "the click did not wait for the navigation: {}", clicked.body);
+    assert!(waited >= Duration::from_millis(900), "the click ran after {waited:?}, during the navigation");
+    assert_eq!(session.title(), "clicked on the new page");
+    assert!(clicked.body["seq"].as_u64().unwrap() > navigated.body["seq"].as_u64().unwrap(), "the click's turn came second");
+    assert_eq!(clicked.body["tab"], navigated.body["tab"]);
+}

@@ -73,7 +73,11 @@ async fn carry_out(broker: Arc<Broker>, action: MenuAction) {
         MenuAction::Hide(_) => WatchChange::HandBack,
     };
     session.touch();
-    if let Err(error) = session.engine.watch(&session.id, change).await {
+    // The tab a person has on screen, else the selected one.
+    let shown = session.tabs.list().into_iter().find(|tab| tab.page.is_shown());
+    let Some(tab) = shown.or_else(|| session.tabs.get(None).ok()) else { return };
+    let request = crate::engine::PageRequest::Watch(change);
+    if let Err(error) = session.engine.page::<serde_json::Value>(session.target(&tab), request).await {
         tracing::warn!(session = %session.id, %error, "could not change the session's window for a person");
     }
 }
@@ -230,6 +234,8 @@ mod tests {
             artifacts_dir: String::new(),
             window_shown: false,
             waiting_for_person: waiting.map(str::to_string),
+            tab: Some("ab12".into()),
+            tab_count: 1,
         }
     }
 

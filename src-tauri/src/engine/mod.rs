@@ -7,13 +7,12 @@
 //! stuck page can never hang an HTTP request forever.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::EventLog;
@@ -33,11 +32,21 @@ pub fn keyval(_key: &str) -> Option<u32> {
     None
 }
 
+pub mod agent;
 pub mod downloads;
 pub mod png;
+pub mod tabs;
+
+pub use tabs::{PageState, PopupPolicy, TabState, Tabs};
 
 /// How long a command that does not load pages may take on the main thread.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+/// How much longer than its own load and settle limits a navigation may take before the
+/// handle gives up on the engine (the engine answers a timeout itself before that).
+const NAVIGATION_MARGIN: Duration = Duration::from_secs(5);
+/// How much longer than its settle budget the wait after an action may take: a navigation
+/// the action started gets up to 30 s to load, plus the same margin.
+const AFTER_ACTION_MARGIN: Duration = Duration::from_secs(35);
 
 /// What the engine needs to open a session.
 #[derive(Debug, Clone)]
@@ -52,10 +61,20 @@ pub struct SessionSpec {
     pub web_data_dir: PathBuf,
     /// Where page events go.
     pub events: Arc<EventLog>,
-    /// Where the engine keeps the page's url and title current.
-    pub page: Arc<PageState>,
+    /// The session's tabs: the engine registers each tab it opens and keeps its url,
+    /// title and window state current.
+    pub tabs: Arc<Tabs>,
     /// The session's download policy and records.
     pub downloads: Arc<downloads::Downloads>,
+}
+
+/// Which tab a page request is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TabTarget {
+    /// The session.
+    pub session_id: String,
+    /// The tab's short id.
+    pub tab: String,
 }
 
 /// What a `watch` command does to the takeover window.
@@ -72,72 +91,6 @@ pub enum WatchChange {
     /// A person hands the session back (the Done button, closing the window, the tray's
     /// Hide): hide the window and count a Done.
     HandBack,
-}
-
-/// The page's current url and title, and whether a person has it on screen, kept current
-/// by the engine so that listing sessions (and the tray) never needs a round trip to the
-/// main thread. A change of the window notifies `changed` (the tray's wake-up).
-#[derive(Debug)]
-pub struct PageState {
-    // A std mutex: held only to copy two short strings.
-    inner: Mutex<(String, String)>,
-    shown: AtomicBool,
-    /// The agent showed the window for a person to take over (until Done or hidden).
-    takeover_requested: AtomicBool,
-    changed: Arc<Notify>,
-}
-
-impl PageState {
-    /// A blank page; `changed` is notified when the window is shown or hidden.
-    pub fn new(changed: Arc<Notify>) -> PageState {
-        PageState {
-            inner: Mutex::new(("about:blank".into(), String::new())),
-            shown: AtomicBool::new(false),
-            takeover_requested: AtomicBool::new(false),
-            changed,
-        }
-    }
-
-    /// Records the current url.
-    pub fn set_url(&self, url: &str) {
-        self.inner.lock().expect("page state poisoned").0 = url.to_string();
-    }
-
-    /// Records the current title.
-    pub fn set_title(&self, title: &str) {
-        self.inner.lock().expect("page state poisoned").1 = title.to_string();
-    }
-
-    /// `(url, title)`.
-    pub fn get(&self) -> (String, String) {
-        self.inner.lock().expect("page state poisoned").clone()
-    }
-
-    /// Records whether the takeover window is on screen.
-    pub fn set_shown(&self, shown: bool) {
-        if self.shown.swap(shown, Ordering::Relaxed) != shown {
-            self.changed.notify_one();
-        }
-    }
-
-    /// Whether the takeover window is on screen.
-    pub fn is_shown(&self) -> bool {
-        self.shown.load(Ordering::Relaxed)
-    }
-
-    /// Records that the agent asks a person to take over (true), or that the person handed
-    /// the session back or the window went away (false).
-    pub fn set_takeover_requested(&self, requested: bool) {
-        if self.takeover_requested.swap(requested, Ordering::Relaxed) != requested {
-            self.changed.notify_one();
-        }
-    }
-
-    /// Whether the window is up because the agent asked a person to take over, and the
-    /// person has not handed the session back yet.
-    pub fn awaits_takeover(&self) -> bool {
-        self.takeover_requested.load(Ordering::Relaxed) && self.is_shown()
-    }
 }
 
 /// The result of a navigation.
@@ -271,54 +224,152 @@ pub struct ActionSettle {
     pub settle: SettleReport,
 }
 
+/// An editing command run on the focused element (what Meta+A/C/V/X/Z do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditingCommand {
+    /// Select everything.
+    SelectAll,
+    /// Copy the selection.
+    Copy,
+    /// Paste.
+    Paste,
+    /// Cut the selection.
+    Cut,
+    /// Undo.
+    Undo,
+    /// Redo.
+    Redo,
+}
+
+impl EditingCommand {
+    /// WebKit's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EditingCommand::SelectAll => "SelectAll",
+            EditingCommand::Copy => "Copy",
+            EditingCommand::Paste => "Paste",
+            EditingCommand::Cut => "Cut",
+            EditingCommand::Undo => "Undo",
+            EditingCommand::Redo => "Redo",
+        }
+    }
+}
+
+/// What can be asked of one tab.
+#[derive(Debug)]
+pub enum PageRequest {
+    /// Load a URL and wait for load plus quiet.
+    Navigate { url: String, timeout: Duration, settle: Duration },
+    /// Go back, forward or reload and wait like a navigation.
+    History { action: HistoryAction, timeout: Duration, settle: Duration },
+    /// Run a function body in the isolated world of the main frame; it may `await` and
+    /// its return value comes back as JSON.
+    Evaluate { body: String },
+    /// Evaluate an expression (or function body) in the page's own world.
+    EvaluatePage { expression: String },
+    /// Capture the viewport.
+    Screenshot,
+    /// Run a page agent operation in a frame: `frame` is the path of frame ids from the
+    /// main frame (empty = main frame).
+    Agent { frame: Vec<u32>, op: agent::AgentOp, args: Value },
+    /// Deliver trusted input events; answers the load counter before them (a mark for
+    /// `AfterAction`).
+    Input { events: Vec<InputEvent> },
+    /// Run an editing command on the focused element; answers the load mark.
+    Editing { command: EditingCommand },
+    /// After an action: wait for a navigation it started (load + settle), or else for
+    /// DOM and network quiet, up to `budget`. `wait_frame`: first let the page run one
+    /// animation frame (for input delivered as events, whose handlers run asynchronously).
+    AfterAction { mark: u64, budget: Duration, wait_frame: bool },
+    /// Show the tab in the takeover window, hide it back offscreen, or only report.
+    Watch(WatchChange),
+}
+
+impl PageRequest {
+    /// How long the handle waits for the engine's answer.
+    fn time_limit(&self) -> Duration {
+        match self {
+            PageRequest::Navigate { timeout, settle, .. } | PageRequest::History { timeout, settle, .. } => {
+                *timeout + *settle + NAVIGATION_MARGIN
+            }
+            PageRequest::AfterAction { budget, .. } => *budget + AFTER_ACTION_MARGIN,
+            _ => COMMAND_TIMEOUT,
+        }
+    }
+}
+
+/// What can be asked of a session as a whole.
+#[derive(Debug)]
+pub enum SessionRequest {
+    /// Open a tab on about:blank (it becomes the selected tab); answers its id.
+    NewTab,
+    /// Close a tab; its webview and what it holds go.
+    CloseTab { tab: String },
+    /// Cancel a running download; answers whether one was running.
+    CancelDownload { download_id: String },
+}
+
+/// What the engine answers.
+#[derive(Debug)]
+pub enum Answer {
+    /// Nothing to say.
+    Done,
+    /// A JSON value (script results, agent results, window reports).
+    Value(Value),
+    /// A navigation's report.
+    Navigation(NavigationReport),
+    /// A captured viewport.
+    Frame(Frame),
+    /// A load mark (see `PageRequest::Input`).
+    Mark(u64),
+    /// How the page settled after an action.
+    Settle(ActionSettle),
+    /// A tab id.
+    Tab(String),
+    /// Yes or no.
+    Flag(bool),
+}
+
+/// A type an [`Answer`] can be read as.
+pub trait FromAnswer: Sized {
+    /// `None` when the answer is of another kind.
+    fn from_answer(answer: Answer) -> Option<Self>;
+}
+
+macro_rules! from_answer {
+    ($($variant:ident($type:ty)),* $(,)?) => {
+        $(impl FromAnswer for $type {
+            fn from_answer(answer: Answer) -> Option<Self> {
+                match answer {
+                    Answer::$variant(value) => Some(value),
+                    _ => None,
+                }
+            }
+        })*
+    };
+}
+from_answer!(Value(Value), Navigation(NavigationReport), Frame(Frame), Mark(u64), Settle(ActionSettle), Tab(String), Flag(bool));
+
+impl FromAnswer for () {
+    fn from_answer(answer: Answer) -> Option<Self> {
+        matches!(answer, Answer::Done).then_some(())
+    }
+}
+
+/// The reply channel of a command.
+pub type Reply<T> = oneshot::Sender<Result<T>>;
+
 /// Requests to the main-thread actor. Each carries its reply channel.
 #[derive(Debug)]
 pub enum Command {
-    /// Create the offscreen host, context and first tab of a session.
-    Open { spec: SessionSpec, reply: oneshot::Sender<Result<()>> },
-    /// Drop the session's tabs, host and context (its WebKit processes exit).
-    Close { session_id: String, reply: oneshot::Sender<Result<()>> },
-    /// Load a URL and wait for load plus quiet.
-    Navigate {
-        session_id: String,
-        url: String,
-        timeout: Duration,
-        settle: Duration,
-        reply: oneshot::Sender<Result<NavigationReport>>,
-    },
-    /// Go back, forward or reload and wait like a navigation.
-    History {
-        session_id: String,
-        action: HistoryAction,
-        timeout: Duration,
-        settle: Duration,
-        reply: oneshot::Sender<Result<NavigationReport>>,
-    },
-    /// Run a function body in the isolated world of the main frame; it may `await`
-    /// and its return value comes back as JSON.
-    Evaluate { session_id: String, body: String, reply: oneshot::Sender<Result<Value>> },
-    /// Capture the viewport.
-    Screenshot { session_id: String, reply: oneshot::Sender<Result<Frame>> },
-    /// Run an agent operation (see `engine/scripts/agent.js`) in a frame: `frame` is the
-    /// path of frame ids from the main frame (empty = main frame).
-    Agent { session_id: String, frame: Vec<u32>, op: &'static str, args: Value, reply: oneshot::Sender<Result<Value>> },
-    /// Deliver trusted input events; answers the load counter before them (a mark for
-    /// `AfterAction`).
-    Input { session_id: String, events: Vec<InputEvent>, reply: oneshot::Sender<Result<u64>> },
-    /// Run an editing command (`SelectAll`, `Copy`, `Paste`, `Cut`, `Undo`, `Redo`,
-    /// `InsertText` with an argument) on the focused element.
-    Editing { session_id: String, command: &'static str, argument: Option<String>, reply: oneshot::Sender<Result<u64>> },
-    /// After an action: wait for a navigation it started (load + settle), or else for
-    /// DOM and network quiet, up to `budget`.
-    /// `wait_frame`: first let the page run one animation frame (for input delivered as
-    /// events, whose handlers run asynchronously).
-    AfterAction { session_id: String, mark: u64, budget: Duration, wait_frame: bool, reply: oneshot::Sender<Result<ActionSettle>> },
-    /// Evaluate an expression (or function body) in the page's own world.
-    EvaluatePage { session_id: String, expression: String, reply: oneshot::Sender<Result<Value>> },
-    /// Set how the next (or every) JavaScript dialog is answered.
-    SetDialogPolicy { session_id: String, policy: DialogPolicy, reply: oneshot::Sender<Result<()>> },
-    /// Show the session in the takeover window, hide it back offscreen, or only report.
-    Watch { session_id: String, change: WatchChange, reply: oneshot::Sender<Result<Value>> },
+    /// Create a session's context and first tab.
+    Open { spec: SessionSpec, reply: Reply<()> },
+    /// Drop the session's tabs and context (its WebKit processes exit).
+    Close { session_id: String, reply: Reply<()> },
+    /// Something of a session as a whole.
+    Session { session_id: String, request: SessionRequest, reply: Reply<Answer> },
+    /// Something of one tab.
+    Page { target: TabTarget, request: PageRequest, reply: Reply<Answer> },
     /// Close every session (daemon shutdown).
     CloseAll { reply: oneshot::Sender<()> },
 }
@@ -336,11 +387,7 @@ impl EngineHandle {
         (EngineHandle { commands }, receiver)
     }
 
-    async fn request<T>(
-        &self,
-        limit: Duration,
-        command: impl FnOnce(oneshot::Sender<Result<T>>) -> Command,
-    ) -> Result<T> {
+    async fn request<T>(&self, limit: Duration, command: impl FnOnce(Reply<T>) -> Command) -> Result<T> {
         let (reply, answer) = oneshot::channel();
         self.commands.send(command(reply)).map_err(|_| engine_lost())?;
         match tokio::time::timeout(limit, answer).await {
@@ -353,7 +400,7 @@ impl EngineHandle {
         }
     }
 
-    /// Opens a session's host, context and first tab.
+    /// Opens a session's context and first tab.
     pub async fn open(&self, spec: SessionSpec) -> Result<()> {
         self.request(COMMAND_TIMEOUT, |reply| Command::Open { spec, reply }).await
     }
@@ -364,88 +411,18 @@ impl EngineHandle {
         self.request(COMMAND_TIMEOUT, |reply| Command::Close { session_id, reply }).await
     }
 
-    /// Navigates and waits for load, then for quiet up to `settle`.
-    pub async fn navigate(
-        &self,
-        session_id: &str,
-        url: &str,
-        timeout: Duration,
-        settle: Duration,
-    ) -> Result<NavigationReport> {
-        let (session_id, url) = (session_id.to_string(), url.to_string());
-        let limit = timeout + settle + Duration::from_secs(5);
-        self.request(limit, |reply| Command::Navigate { session_id, url, timeout, settle, reply })
-            .await
+    /// Asks something of a session; the answer is read as `T`.
+    pub async fn session<T: FromAnswer>(&self, session_id: &str, request: SessionRequest) -> Result<T> {
+        let session_id = session_id.to_string();
+        let answer = self.request(COMMAND_TIMEOUT, |reply| Command::Session { session_id, request, reply }).await?;
+        T::from_answer(answer).ok_or_else(wrong_answer)
     }
 
-    /// Back, forward or reload, waiting like a navigation.
-    pub async fn history(
-        &self,
-        session_id: &str,
-        action: HistoryAction,
-        timeout: Duration,
-        settle: Duration,
-    ) -> Result<NavigationReport> {
-        let session_id = session_id.to_string();
-        let limit = timeout + settle + Duration::from_secs(5);
-        self.request(limit, |reply| Command::History { session_id, action, timeout, settle, reply })
-            .await
-    }
-
-    /// Runs `body` (a function body that may `await`) in the isolated world.
-    pub async fn evaluate(&self, session_id: &str, body: String) -> Result<Value> {
-        let session_id = session_id.to_string();
-        self.request(COMMAND_TIMEOUT, |reply| Command::Evaluate { session_id, body, reply }).await
-    }
-
-    /// Captures the viewport.
-    pub async fn screenshot(&self, session_id: &str) -> Result<Frame> {
-        let session_id = session_id.to_string();
-        self.request(COMMAND_TIMEOUT, |reply| Command::Screenshot { session_id, reply }).await
-    }
-
-    /// Runs an agent operation in a frame of the session's active tab.
-    pub async fn agent(&self, session_id: &str, frame: Vec<u32>, op: &'static str, args: Value) -> Result<Value> {
-        let session_id = session_id.to_string();
-        self.request(COMMAND_TIMEOUT, |reply| Command::Agent { session_id, frame, op, args, reply }).await
-    }
-
-    /// Delivers trusted input; returns the load mark for [`EngineHandle::after_action`].
-    pub async fn input(&self, session_id: &str, events: Vec<InputEvent>) -> Result<u64> {
-        let session_id = session_id.to_string();
-        self.request(COMMAND_TIMEOUT, |reply| Command::Input { session_id, events, reply }).await
-    }
-
-    /// Runs an editing command on the focused element; returns the load mark.
-    pub async fn editing(&self, session_id: &str, command: &'static str, argument: Option<String>) -> Result<u64> {
-        let session_id = session_id.to_string();
-        self.request(COMMAND_TIMEOUT, |reply| Command::Editing { session_id, command, argument, reply }).await
-    }
-
-    /// Waits for the consequences of an action (navigation, DOM and network activity).
-    pub async fn after_action(&self, session_id: &str, mark: u64, budget: Duration, wait_frame: bool) -> Result<ActionSettle> {
-        let session_id = session_id.to_string();
-        let limit = budget + Duration::from_secs(35);
-        self.request(limit, |reply| Command::AfterAction { session_id, mark, budget, wait_frame, reply }).await
-    }
-
-    /// Evaluates in the page's world.
-    pub async fn evaluate_page(&self, session_id: &str, expression: String) -> Result<Value> {
-        let session_id = session_id.to_string();
-        self.request(COMMAND_TIMEOUT, |reply| Command::EvaluatePage { session_id, expression, reply }).await
-    }
-
-    /// Sets the dialog policy.
-    pub async fn set_dialog_policy(&self, session_id: &str, policy: DialogPolicy) -> Result<()> {
-        let session_id = session_id.to_string();
-        self.request(COMMAND_TIMEOUT, |reply| Command::SetDialogPolicy { session_id, policy, reply }).await
-    }
-
-    /// Shows or hides the takeover window; answers `{shown, done_count}` (and `focus`,
-    /// `title` when shown).
-    pub async fn watch(&self, session_id: &str, change: WatchChange) -> Result<Value> {
-        let session_id = session_id.to_string();
-        self.request(COMMAND_TIMEOUT, |reply| Command::Watch { session_id, change, reply }).await
+    /// Asks something of a tab; the answer is read as `T`.
+    pub async fn page<T: FromAnswer>(&self, target: TabTarget, request: PageRequest) -> Result<T> {
+        let limit = request.time_limit();
+        let answer = self.request(limit, |reply| Command::Page { target, request, reply }).await?;
+        T::from_answer(answer).ok_or_else(wrong_answer)
     }
 
     /// Closes every session; returns when done (or when the engine is gone).
@@ -455,6 +432,10 @@ impl EngineHandle {
             let _ = tokio::time::timeout(COMMAND_TIMEOUT, answer).await;
         }
     }
+}
+
+fn wrong_answer() -> Error {
+    Error::internal("the engine answered with another kind of value than asked for")
 }
 
 fn engine_lost() -> Error {

@@ -202,7 +202,7 @@ async fn close_session(State(state): State<LeaseState>, SessionAuth(session): Se
 }
 
 fn context(state: &LeaseState, session: Arc<crate::session::Session>) -> ToolContext {
-    ToolContext { session, sessions: state.lease.sessions.clone(), registry: state.registry.clone() }
+    ToolContext::new(session, state.lease.sessions.clone(), state.registry.clone())
 }
 
 async fn navigate(
@@ -210,7 +210,7 @@ async fn navigate(
     SessionAuth(session): SessionAuth,
     ApiJson(input): ApiJson<Value>,
 ) -> Result<Json<Value>> {
-    Ok(Json(state.registry.call("navigate", context(&state, session), input).await?))
+    Ok(Json(state.registry.call("navigate", context(&state, session), input).await?.flattened()))
 }
 
 async fn observe(
@@ -218,7 +218,7 @@ async fn observe(
     SessionAuth(session): SessionAuth,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>> {
-    Ok(Json(state.registry.call("observe", context(&state, session), query_to_json(query)).await?))
+    Ok(Json(state.registry.call("observe", context(&state, session), query_to_json(query)).await?.flattened()))
 }
 
 async fn events(
@@ -226,7 +226,7 @@ async fn events(
     SessionAuth(session): SessionAuth,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Value>> {
-    Ok(Json(state.registry.call("events", context(&state, session), query_to_json(query)).await?))
+    Ok(Json(state.registry.call("events", context(&state, session), query_to_json(query)).await?.flattened()))
 }
 
 async fn call_tool(
@@ -236,8 +236,8 @@ async fn call_tool(
     ApiJson(input): ApiJson<Value>,
 ) -> Result<Json<Value>> {
     let name = params.get("tool").cloned().unwrap_or_default();
-    let result = state.registry.call(&name, context(&state, session), input).await?;
-    Ok(Json(json!({ "tool": name, "result": result })))
+    let output = state.registry.call(&name, context(&state, session), input).await?;
+    Ok(Json(json!(output)))
 }
 
 #[derive(Debug, Deserialize)]
@@ -257,8 +257,8 @@ async fn call_action(
         Some(Value::String(name)) => name,
         _ => return Err(crate::error::Error::bad_request("action.type must name a tool, e.g. \"click\"")),
     };
-    let result = state.registry.call(&name, context(&state, session), Value::Object(input)).await?;
-    Ok(Json(json!({ "tool": name, "result": result })))
+    let output = state.registry.call(&name, context(&state, session), Value::Object(input)).await?;
+    Ok(Json(json!(output)))
 }
 
 /// Query strings carry text; numbers and booleans become JSON numbers and booleans so the

@@ -27,10 +27,13 @@ fn fake_engine() -> EngineHandle {
     tokio::spawn(async move {
         while let Some(command) = commands.recv().await {
             match command {
-                Command::Open { reply, .. } => drop(reply.send(Ok(()))),
+                Command::Open { spec, reply } => {
+                    spec.tabs.open(None, true);
+                    drop(reply.send(Ok(())))
+                }
                 Command::Close { reply, .. } => drop(reply.send(Ok(()))),
                 Command::CloseAll { reply } => drop(reply.send(())),
-                Command::Agent { reply, .. } => drop(reply.send(Err(Error::internal("the fake engine has no pages")))),
+                Command::Page { reply, .. } => drop(reply.send(Err(Error::internal("the fake engine has no pages")))),
                 _ => {}
             }
         }

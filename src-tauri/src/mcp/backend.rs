@@ -12,7 +12,7 @@ use crate::broker::Lease;
 use crate::client::ApiClient;
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::CreateSession;
-use crate::tools::{ToolContext, ToolRegistry};
+use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
 
 /// What an MCP server needs from the browser.
 pub trait Backend: Send + Sync + 'static {
@@ -137,7 +137,9 @@ impl Backend for HttpBackend {
         if tool == "close" {
             self.session_tokens.lock().await.remove(session);
         }
-        Ok(answer["result"].clone())
+        let output: ToolOutput = serde_json::from_value(answer)
+            .map_err(|error| Error::internal(format!("the daemon's answer is unreadable: {error}")))?;
+        Ok(output.flattened())
     }
 
     fn set_client_name(&self, name: &str) {
@@ -188,7 +190,7 @@ impl Backend for LocalBackend {
     async fn call(&self, session: &str, tool: &str, input: Value) -> Result<Value> {
         let session = self.lease.sessions.get(session)?;
         session.touch();
-        let context = ToolContext { session, sessions: self.lease.sessions.clone(), registry: self.registry.clone() };
-        self.registry.call(tool, context, input).await
+        let context = ToolContext::new(session, self.lease.sessions.clone(), self.registry.clone());
+        Ok(self.registry.call(tool, context, input).await?.flattened())
     }
 }

@@ -182,7 +182,9 @@ fn shape(tool: &str, mut result: Value) -> CallToolResult {
     let failed = result.get("ok") == Some(&Value::Bool(false));
     let mut content = Vec::new();
     if tool == "snapshot" && result.get("format") == Some(&json!("text")) {
-        content.push(ContentBlock::text(result["text"].as_str().unwrap_or("").to_string()));
+        // The text as the model reads it, and where it came from (seed 002: tab and seq).
+        let text = format!("{}\n[tab {} \u{b7} seq {}]", result["text"].as_str().unwrap_or("").trim_end(), result["tab"].as_str().unwrap_or("-"), result["seq"]);
+        content.push(ContentBlock::text(text));
     } else if let Some(screenshot) = result.get_mut("screenshot").filter(|shot| shot.is_object()).map(Value::take) {
         content.push(ContentBlock::image(
             screenshot["data"].as_str().unwrap_or("").to_string(),

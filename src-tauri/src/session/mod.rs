@@ -7,6 +7,7 @@ mod table;
 
 pub use profiles::{ProfileInfo, ProfileStore, MAX_PROFILES};
 
+pub use crate::engine::tabs::{PreviousSnapshot, RefTable};
 pub use table::{remove_dir_eventually, CreateSession, Owner, SessionLimits, SessionTable};
 
 use std::path::PathBuf;
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::engine::{EngineHandle, PageState};
+use crate::engine::{EngineHandle, TabState, TabTarget, Tabs};
 use crate::events::EventLog;
 use crate::secret::Token;
 
@@ -81,19 +82,14 @@ pub struct Session {
     pub dirs: SessionDirs,
     /// Its event log.
     pub events: Arc<EventLog>,
-    /// Current url and title, kept by the engine.
-    pub page: Arc<PageState>,
+    /// Its tabs (url, title, refs, call locks), kept by the engine.
+    pub tabs: Arc<Tabs>,
     /// Its download policy and records.
     pub downloads: Arc<crate::engine::downloads::Downloads>,
     /// When it was created.
     pub created_at: String,
     /// The engine that hosts it.
     pub engine: EngineHandle,
-    /// Which frame each element ref lives in, and the last snapshot (for `changes`).
-    pub refs: Mutex<RefTable>,
-    /// Held by each page tool while it runs, so that actions on one session never
-    /// interleave (a snapshot never sees half a fill).
-    pub tool_lock: tokio::sync::Mutex<()>,
     // A std mutex: what the session waits for a person to do, if anything (a short copy).
     waiting: Mutex<Option<String>>,
     /// Notified when the session starts or stops waiting for a person (the tray listens).
@@ -152,7 +148,7 @@ impl Session {
     /// How long since the last use. Never idle while a tool call runs (a login waiting
     /// minutes for a person) or while a person has the session on screen.
     pub fn idle_for(&self) -> Duration {
-        if self.is_running() || self.page.is_shown() {
+        if self.is_running() || self.window_shown() {
             return Duration::ZERO;
         }
         self.last_used.lock().expect("idle clock poisoned").elapsed()
@@ -170,7 +166,22 @@ impl Session {
     /// (e.g. "log in"), or "take over" while the agent's `watch` window waits for Done.
     pub fn waiting_for(&self) -> Option<String> {
         let marked = self.waiting.lock().expect("waiting mark poisoned").clone();
-        marked.or_else(|| self.page.awaits_takeover().then(|| "take over".to_string()))
+        marked.or_else(|| self.tabs.list().iter().any(|tab| tab.page.awaits_takeover()).then(|| "take over".to_string()))
+    }
+
+    /// Whether a person has one of the session's tabs on screen.
+    pub fn window_shown(&self) -> bool {
+        self.tabs.list().iter().any(|tab| tab.page.is_shown())
+    }
+
+    /// The selected tab's url and title (about:blank and no title when no tab is open).
+    pub fn current_page(&self) -> (String, String) {
+        self.tabs.get(None).map(|tab| tab.page.get()).unwrap_or_else(|_| ("about:blank".into(), String::new()))
+    }
+
+    /// How the engine addresses `tab` of this session.
+    pub fn target(&self, tab: &TabState) -> TabTarget {
+        TabTarget { session_id: self.id.clone(), tab: tab.id.clone() }
     }
 
     /// The title of the session's takeover window: whose session it is.
@@ -180,7 +191,7 @@ impl Session {
 
     /// The public description of the session (never the token).
     pub fn summary(&self) -> SessionSummary {
-        let (url, title) = self.page.get();
+        let (url, title) = self.current_page();
         SessionSummary {
             session_id: self.id.clone(),
             name: self.name.clone(),
@@ -194,36 +205,12 @@ impl Session {
             idle_ms: self.idle_for().as_millis() as u64,
             downloads_dir: self.dirs.downloads.display().to_string(),
             artifacts_dir: self.dirs.artifacts.display().to_string(),
-            window_shown: self.page.is_shown(),
+            window_shown: self.window_shown(),
+            tab: self.tabs.selected_id(),
+            tab_count: self.tabs.list().len(),
             waiting_for_person: self.waiting_for(),
         }
     }
-}
-
-/// Refs of the session's elements. Ref numbers are unique across the frames of a tab:
-/// every agent call passes `next_ref` as the base for new refs and reports the next free
-/// one back.
-#[derive(Debug, Default)]
-pub struct RefTable {
-    /// The next free ref number.
-    pub next_ref: u64,
-    /// Frame path of each ref seen in a snapshot (absent = main frame).
-    pub frame_of: std::collections::HashMap<u64, Vec<u32>>,
-    /// The previous snapshot's lines by ref, and its url, title and text, for `changes`.
-    pub previous: Option<PreviousSnapshot>,
-}
-
-/// What the previous snapshot showed.
-#[derive(Debug, Clone, Default)]
-pub struct PreviousSnapshot {
-    /// URL.
-    pub url: String,
-    /// Title.
-    pub title: String,
-    /// Visible text.
-    pub text: String,
-    /// One rendered line per ref, in order.
-    pub lines: Vec<(u64, String)>,
 }
 
 /// What the API says about a session.
@@ -257,4 +244,8 @@ pub struct SessionSummary {
     pub window_shown: bool,
     /// What the session waits for a person to do (e.g. "log in"), or null.
     pub waiting_for_person: Option<String>,
+    /// The selected tab (the default of page tools), or null when no tab is open.
+    pub tab: Option<String>,
+    /// How many tabs are open.
+    pub tab_count: usize,
 }

@@ -11,7 +11,7 @@ use tokio::sync::Notify;
 
 use super::{Session, SessionDirs};
 use crate::engine::downloads::Downloads;
-use crate::engine::{EngineHandle, PageState, SessionSpec};
+use crate::engine::{EngineHandle, PopupPolicy, SessionSpec, Tabs};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{EventLog, SeqCounter};
 use crate::secret::{random_hex, Token};
@@ -183,7 +183,7 @@ impl SessionTable {
             }
         }
         let events = Arc::new(EventLog::new(self.seq.clone()));
-        let page = Arc::new(PageState::new(self.changed.clone()));
+        let tabs = Arc::new(Tabs::new(self.changed.clone(), PopupPolicy::default()));
         let downloads = Arc::new(Downloads::new(dirs.downloads.clone(), self.limits.max_download_bytes, events.clone()));
         let spec = SessionSpec {
             session_id: id.clone(),
@@ -191,7 +191,7 @@ impl SessionTable {
             height,
             web_data_dir: dirs.web_data.clone(),
             events: events.clone(),
-            page: page.clone(),
+            tabs: tabs.clone(),
             downloads: downloads.clone(),
         };
         if let Err(error) = self.engine.open(spec).await {
@@ -214,12 +214,10 @@ impl SessionTable {
             profile,
             dirs,
             events,
-            page,
+            tabs,
             downloads,
             created_at: crate::clock::now(),
             engine: self.engine.clone(),
-            refs: Mutex::new(super::RefTable { next_ref: 1, ..Default::default() }),
-            tool_lock: tokio::sync::Mutex::new(()),
             waiting: Mutex::default(),
             changed: self.changed.clone(),
             last_used: Mutex::new(Instant::now()),

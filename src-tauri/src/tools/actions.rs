@@ -8,8 +8,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::page::{self, agent, check_actionable, locate, ElementTarget};
-use super::{millis, Tool, ToolContext};
-use crate::engine::{InputEvent, KeyStroke, Modifiers, MouseButton};
+use super::{millis, Scope, Tool, ToolContext};
+use crate::engine::agent::{Fill, Focus, Html5Drag, Locate, Probe, ScrollBy, Select, SetValue};
+use crate::engine::{EditingCommand, InputEvent, KeyStroke, Modifiers, MouseButton, PageRequest};
 use crate::error::{Error, ErrorCode, Result};
 
 /// A modifier key.
@@ -37,14 +38,12 @@ fn modifiers_of(list: &[Modifier]) -> Modifiers {
     }
 }
 
-/// Runs an action under the session's tool lock, adding a failure screenshot to errors.
+/// Runs an action (the registry holds the tab's lock), adding a failure screenshot to errors.
 async fn act<F, Fut>(context: ToolContext, name: &'static str, action: F) -> Result<Value>
 where
     F: FnOnce(ToolContext) -> Fut,
     Fut: std::future::Future<Output = Result<Value>>,
 {
-    let session = context.session.clone();
-    let _guard = session.tool_lock.lock().await;
     match action(context.clone()).await {
         Ok(value) => Ok(value),
         Err(error) => Err(page::with_failure_screenshot(&context, name, error).await),
@@ -104,7 +103,7 @@ async fn click(context: ToolContext, input: ClickInput) -> Result<Value> {
         events.push(InputEvent::MouseUp { x, y, button: input.button, modifiers });
     }
     let event_mark = page::event_mark(&context);
-    let load_mark = context.session.engine.input(&context.session.id, events).await?;
+    let load_mark = page::input(&context, events).await?;
     page::finish(&context, "click", described, load_mark, event_mark, settle).await
 }
 
@@ -127,7 +126,7 @@ async fn point_or_element(
         }
         (None, None, true) => {
             // Focus settles first (see the engine's Input), then the element is measured.
-            context.session.engine.input(&context.session.id, Vec::new()).await?;
+            page::input(&context, Vec::new()).await?;
             let located = locate(context, element, true).await?;
             check_actionable(&located, need_enabled)?;
             Ok((located.x, located.y, located.summary()))
@@ -165,11 +164,7 @@ async fn hover(context: ToolContext, input: HoverInput) -> Result<Value> {
     let element = target(&input.element_ref, &input.selector);
     let (x, y, described) = point_or_element(&context, &element, input.x, input.y, false).await?;
     let event_mark = page::event_mark(&context);
-    let load_mark = context
-        .session
-        .engine
-        .input(&context.session.id, vec![InputEvent::MouseMove { x, y, modifiers: Modifiers::default() }])
-        .await?;
+    let load_mark = page::input(&context, vec![InputEvent::MouseMove { x, y, modifiers: Modifiers::default() }]).await?;
     page::finish(&context, "hover", described, load_mark, event_mark, settle).await
 }
 
@@ -204,35 +199,26 @@ async fn fill(context: ToolContext, input: FillInput) -> Result<Value> {
     let element = target(&input.element_ref, &input.selector);
     let located = locate(&context, &element, true).await?;
     check_actionable(&located, true)?;
-    let kind = located.info["type"].as_str().unwrap_or("");
+    let kind = located.info.input_type.clone().unwrap_or_default();
     let event_mark = page::event_mark(&context);
-    let load_mark = context.session.engine.input(&context.session.id, Vec::new()).await?;
-    if located.info["editable"] != Value::Bool(true) {
+    let load_mark = page::input(&context, Vec::new()).await?;
+    if !located.info.editable {
         if kind == "file" {
             return Err(Error::new(ErrorCode::Unsupported, "file inputs take files, not text (uploads come with the upload tool)"));
         }
-        if !SET_VALUE_TYPES.contains(&kind) {
-            return Err(Error::bad_request(format!(
-                "{} ({}) does not take typed text; use click, select or check",
-                located.summary()["ref"].as_str().unwrap_or("the element"),
-                located.info["role"].as_str().unwrap_or("element")
-            )));
+        if !SET_VALUE_TYPES.contains(&kind.as_str()) {
+            return Err(Error::bad_request(format!("{} does not take typed text; use click, select or check", located.describe())));
         }
-        let set = agent(&context, &located.frame, "set_value", json!({ "ref": located.info["ref"], "text": input.text })).await?;
+        let set = agent(&context, &located.frame, &SetValue { target: located.address(), text: input.text }).await?;
         let mut result = page::finish_with(&context, "fill", located.summary(), load_mark, event_mark, settle, false).await?;
-        result["value"] = set["value"].clone();
+        result["value"] = json!(set.value);
         return Ok(result);
     }
-    let filled = agent(
-        &context,
-        &located.frame,
-        "fill",
-        json!({ "ref": located.info["ref"], "text": input.text, "clear": input.clear.unwrap_or(true) }),
-    )
-    .await?;
+    let fill = Fill { target: located.address(), text: input.text, clear: input.clear.unwrap_or(true) };
+    let filled = agent(&context, &located.frame, &fill).await?;
     let mut result = page::finish_with(&context, "fill", located.summary(), load_mark, event_mark, settle, false).await?;
     // What the field holds now (passwords stay "[redacted]").
-    result["value"] = filled["value"].clone();
+    result["value"] = json!(filled.value);
     Ok(result)
 }
 
@@ -290,19 +276,18 @@ async fn press(context: ToolContext, input: PressInput) -> Result<Value> {
     if element.is_given() {
         let located = locate(&context, &element, true).await?;
         check_actionable(&located, true)?;
-        agent(&context, &located.frame, "focus", located.address()).await?;
+        agent(&context, &located.frame, &Focus { target: located.address() }).await?;
         described = located.summary();
     }
     let event_mark = page::event_mark(&context);
-    let session = &context.session;
     let load_mark = if modifiers.meta {
         let command = match (key.to_ascii_lowercase().as_str(), modifiers.shift) {
-            ("a", false) => "SelectAll",
-            ("c", false) => "Copy",
-            ("v", false) => "Paste",
-            ("x", false) => "Cut",
-            ("z", false) => "Undo",
-            ("z", true) => "Redo",
+            ("a", false) => EditingCommand::SelectAll,
+            ("c", false) => EditingCommand::Copy,
+            ("v", false) => EditingCommand::Paste,
+            ("x", false) => EditingCommand::Cut,
+            ("z", false) => EditingCommand::Undo,
+            ("z", true) => EditingCommand::Redo,
             _ => {
                 return Err(Error::new(
                     ErrorCode::Unsupported,
@@ -310,7 +295,7 @@ async fn press(context: ToolContext, input: PressInput) -> Result<Value> {
                 ))
             }
         };
-        session.engine.editing(&session.id, command, None).await?
+        context.page(PageRequest::Editing { command }).await?
     } else {
         let keyval = crate::engine::keyval(&key)
             .ok_or_else(|| Error::bad_request(format!("unknown key {key:?}; use names like Enter, Tab, ArrowDown, a, F5")))?;
@@ -326,7 +311,7 @@ async fn press(context: ToolContext, input: PressInput) -> Result<Value> {
         for (keyval, _) in modifier_keys.iter().rev() {
             events.push(InputEvent::KeyUp(KeyStroke { keyval: *keyval, modifiers }));
         }
-        session.engine.input(&session.id, events).await?
+        page::input(&context, events).await?
     };
     let mut result = page::finish(&context, "press", described, load_mark, event_mark, settle).await?;
     result["key"] = json!(input.key);
@@ -404,8 +389,8 @@ async fn select(context: ToolContext, input: SelectInput) -> Result<Value> {
     let located = locate(&context, &target(&input.element_ref, &input.selector), true).await?;
     check_actionable(&located, true)?;
     let event_mark = page::event_mark(&context);
-    let load_mark = context.session.engine.input(&context.session.id, Vec::new()).await?;
-    let selected = agent(&context, &located.frame, "select", json!({ "ref": located.info["ref"], "values": values, "by": by })).await?;
+    let load_mark = page::input(&context, Vec::new()).await?;
+    let selected = agent(&context, &located.frame, &Select { target: located.address(), values, by }).await?;
     let mut result = page::finish(&context, "select", located.summary(), load_mark, event_mark, settle).await?;
     result["selected"] = selected["selected"].clone();
     Ok(result)
@@ -430,9 +415,9 @@ pub(crate) struct CheckInput {
 async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> Result<Value> {
     let name = if wanted { "check" } else { "uncheck" };
     let settle = page::settle_budget(input.settle_ms)?;
-    context.session.engine.input(&context.session.id, Vec::new()).await?;
+    page::input(&context, Vec::new()).await?;
     let located = locate(&context, &target(&input.element_ref, &input.selector), true).await?;
-    let Some(checked) = located.info["checked"].as_bool() else {
+    let Some(checked) = located.info.checked else {
         return Err(Error::bad_request(format!("{name} works on checkboxes, radios and switches")));
     };
     if checked == wanted {
@@ -447,10 +432,10 @@ async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> R
         InputEvent::MouseUp { x, y, button: MouseButton::Left, modifiers },
     ];
     let event_mark = page::event_mark(&context);
-    let load_mark = context.session.engine.input(&context.session.id, events).await?;
+    let load_mark = page::input(&context, events).await?;
     let mut result = page::finish(&context, name, located.summary(), load_mark, event_mark, settle).await?;
-    let after = agent(&context, &located.frame, "locate", json!({ "ref": located.info["ref"], "scroll": false })).await?;
-    let now = after["checked"].as_bool().unwrap_or(checked);
+    let after = agent(&context, &located.frame, &Locate { target: located.address(), scroll: false }).await?;
+    let now = after.checked.unwrap_or(checked);
     if now != wanted {
         return Err(Error::new(ErrorCode::ScriptError, format!("the click did not {name} the element (the page kept it as it was)")));
     }
@@ -473,16 +458,16 @@ pub(crate) struct ElementInput {
 
 async fn focus(context: ToolContext, input: ElementInput) -> Result<Value> {
     let located = locate(&context, &target(&input.element_ref, &input.selector), true).await?;
-    let focused = agent(&context, &located.frame, "focus", located.address()).await?;
-    Ok(json!({ "action": "focus", "ok": true, "target": located.summary(), "focused": focused["focused"] }))
+    let focused = agent(&context, &located.frame, &Focus { target: located.address() }).await?;
+    Ok(json!({ "action": "focus", "ok": true, "target": located.summary(), "focused": focused.focused }))
 }
 
 async fn scroll_into_view(context: ToolContext, input: ElementInput) -> Result<Value> {
     let located = locate(&context, &target(&input.element_ref, &input.selector), true).await?;
+    let (width, height) = (located.info.w, located.info.h);
     Ok(json!({ "action": "scroll_into_view", "ok": true, "target": located.summary(),
-        "box": { "x": located.x - located.info["w"].as_f64().unwrap_or(0.0) / 2.0, "y": located.y - located.info["h"].as_f64().unwrap_or(0.0) / 2.0,
-                 "w": located.info["w"], "h": located.info["h"] },
-        "in_viewport": located.info["in_viewport"] }))
+        "box": { "x": located.x - width / 2.0, "y": located.y - height / 2.0, "w": width, "h": height },
+        "in_viewport": located.info.in_viewport }))
 }
 
 // ---- scroll, drag ----------------------------------------------------------------------------
@@ -500,8 +485,8 @@ pub(crate) struct ScrollInput {
 }
 
 async fn scroll(context: ToolContext, input: ScrollInput) -> Result<Value> {
-    let position = agent(&context, &[], "scroll_by", json!({ "dx": input.dx, "dy": input.dy })).await?;
-    Ok(json!({ "action": "scroll", "ok": true, "scroll_x": position["scroll_x"], "scroll_y": position["scroll_y"] }))
+    let position = agent(&context, &[], &ScrollBy { dx: input.dx, dy: input.dy }).await?;
+    Ok(json!({ "action": "scroll", "ok": true, "scroll_x": position.scroll_x, "scroll_y": position.scroll_y }))
 }
 
 /// One end of a drag.
@@ -543,13 +528,12 @@ async fn drag(context: ToolContext, input: DragInput) -> Result<Value> {
     let to_target = target(&input.to.element_ref, &input.to.selector);
     let (to_x, to_y, to) = point_or_element(&context, &to_target, input.to.x, input.to.y, false).await?;
     let event_mark = page::event_mark(&context);
-    let session = &context.session;
     const STEPS: u32 = 8;
     // A draggable element (draggable="true", links, images) is an HTML5 drag: played in
     // the page, since WebKit would hand it to the native drag of the real screen.
-    let html5 = agent(&context, &[], "html5_drag", json!({ "from_x": from_x, "from_y": from_y, "to_x": to_x, "to_y": to_y, "steps": STEPS })).await?;
+    let html5 = agent(&context, &[], &Html5Drag { from_x, from_y, to_x, to_y, steps: STEPS }).await?;
     if html5["html5"] == true {
-        let load_mark = session.engine.input(&session.id, Vec::new()).await?;
+        let load_mark = page::input(&context, Vec::new()).await?;
         let mut result = page::finish(&context, "drag", json!({ "from": from, "to": to }), load_mark, event_mark, settle).await?;
         for field in ["html5", "selection", "started", "dropped", "drop_target", "reason"] {
             if !html5[field].is_null() {
@@ -572,10 +556,10 @@ async fn drag(context: ToolContext, input: DragInput) -> Result<Value> {
         })
         .collect();
     let release = vec![InputEvent::MouseUp { x: to_x, y: to_y, button: MouseButton::Left, modifiers }];
-    let load_mark = session.engine.input(&session.id, press).await?;
+    let load_mark = page::input(&context, press).await?;
     for batch in [moves, release] {
         tokio::time::sleep(std::time::Duration::from_millis(30)).await;
-        session.engine.input(&session.id, batch).await?;
+        page::input(&context, batch).await?;
     }
     page::finish(&context, "drag", json!({ "from": from, "to": to }), load_mark, event_mark, settle).await
 }
@@ -622,21 +606,21 @@ async fn wait_for(context: ToolContext, input: WaitForInput) -> Result<Value> {
     }
     let timeout = millis(input.timeout_ms, 5000, 120_000, "timeout_ms")?;
     let begun = std::time::Instant::now();
-    let args = json!({ "selector": input.selector, "text": input.text });
+    let probe_request = Probe { selector: input.selector.clone(), text: input.text.clone() };
     let state = input.state;
     let found = page::poll(timeout, || {
         let context = context.clone();
-        let args = args.clone();
+        let probe_request = probe_request.clone();
         async move {
-            let probe = match agent(&context, &[], "probe", args).await {
+            let probe = match agent(&context, &[], &probe_request).await {
                 Ok(probe) => probe,
                 // The page may be between documents: try again.
                 Err(error) if matches!(error.code, ErrorCode::ScriptError | ErrorCode::EngineUnavailable) => return Ok(None),
                 Err(error) => return Err(error),
             };
-            let text_ok = probe.get("text_found").is_none_or(|found| found == &Value::Bool(true));
-            let present = probe.get("exists").is_none_or(|exists| exists == &Value::Bool(true));
-            let visible = probe.get("visible").is_none_or(|visible| visible == &Value::Bool(true));
+            let text_ok = probe.text_found.unwrap_or(true);
+            let present = probe.exists.unwrap_or(true);
+            let visible = probe.visible.unwrap_or(true);
             let done = match state {
                 WaitState::Visible => present && visible && text_ok,
                 WaitState::Attached => present && text_ok,
@@ -653,7 +637,7 @@ async fn wait_for(context: ToolContext, input: WaitForInput) -> Result<Value> {
             ErrorCode::Timeout,
             format!("waited {} ms and the condition did not hold", timeout.as_millis()),
         )
-        .with_details(json!({ "selector": args["selector"], "text": args["text"], "state": format!("{state:?}").to_lowercase() }))),
+        .with_details(json!({ "selector": input.selector, "text": input.text, "state": format!("{state:?}").to_lowercase() }))),
     }
 }
 
@@ -696,8 +680,9 @@ pub(super) fn tools() -> Vec<Tool> {
             |context, input: ElementInput| act(context, "scroll_into_view", move |context| scroll_into_view(context, input))),
         Tool::new("drag", "Drag from `from` to `to`: press the mouse, move in steps, release (trusted mouse events). When `from` is something the browser drags itself (a draggable=true element, a link, an image, selected text), plays the HTML5 drag-and-drop events in the page instead (text dropped on a field goes in) and answers `html5: true` with `dropped` and `drop_target`.",
             |context, input: DragInput| act(context, "drag", move |context| drag(context, input))),
-        Tool::new("wait_for", "Wait until a selector or a text is visible (or hidden, attached, detached), up to timeout_ms.",
+        // Waiting only looks at the page: other calls on the tab go on meanwhile.
+        Tool::scoped("wait_for", "Wait until a selector or a text is visible (or hidden, attached, detached), up to timeout_ms. Does not hold up other calls on the tab.", Scope::Tab,
             |context, input: WaitForInput| act(context, "wait_for", move |context| wait_for(context, input))),
-        Tool::new("sleep", "Wait a number of milliseconds.", |context, input: SleepInput| sleep(context, input)),
+        Tool::scoped("sleep", "Wait a number of milliseconds.", Scope::Session, |context, input: SleepInput| sleep(context, input)),
     ]
 }

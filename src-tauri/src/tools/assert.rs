@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::page::{agent, failure_screenshot};
 use super::{millis, Tool, ToolContext};
+use crate::engine::agent::{Probe, ProbeState};
 use crate::error::{Error, ErrorCode, Result};
 
 /// Input of `assert`. Every given check must hold.
@@ -58,7 +59,6 @@ pub(super) fn tool() -> Tool {
                 return Err(Error::bad_request("give at least one check: visible, hidden, text, value, url or count"));
             }
             let timeout = millis(input.timeout_ms, 5000, 60_000, "timeout_ms")?;
-            let _guard = context.session.tool_lock.lock().await;
             run(&context, &input, timeout).await
         },
     )
@@ -91,10 +91,11 @@ async fn run(context: &ToolContext, input: &AssertInput, timeout: Duration) -> R
     }
 }
 
-async fn probe(context: &ToolContext, selector: Option<&str>, text: Option<&str>) -> Result<Value> {
-    match agent(context, &[], "probe", json!({ "selector": selector, "text": text })).await {
+async fn probe(context: &ToolContext, selector: Option<&str>, text: Option<&str>) -> Result<ProbeState> {
+    let request = Probe { selector: selector.map(str::to_string), text: text.map(str::to_string) };
+    match agent(context, &[], &request).await {
         // Between documents the agent may be missing for a moment: count as "not yet".
-        Err(error) if error.code == ErrorCode::ScriptError => Ok(json!({})),
+        Err(error) if error.code == ErrorCode::ScriptError => Ok(ProbeState::default()),
         other => other,
     }
 }
@@ -104,36 +105,36 @@ async fn evaluate(context: &ToolContext, input: &AssertInput) -> Result<(Vec<Val
     let mut url = String::new();
     if let Some(selector) = &input.visible {
         let found = probe(context, Some(selector), None).await?;
-        let actual = found["visible"] == Value::Bool(true);
+        let actual = found.visible == Some(true);
         checks.push(json!({ "kind": "visible", "selector": selector, "expected": true, "actual": actual, "ok": actual }));
     }
     if let Some(selector) = &input.hidden {
         let found = probe(context, Some(selector), None).await?;
-        let actual = found["visible"] != Value::Bool(true);
+        let actual = found.visible != Some(true);
         checks.push(json!({ "kind": "hidden", "selector": selector, "expected": true, "actual": actual, "ok": actual }));
     }
     let scoped = input.selector.as_deref();
     if let Some(text) = &input.text {
         let found = probe(context, scoped, Some(text)).await?;
-        let ok = found["text_found"] == Value::Bool(true) && (scoped.is_none() || found["exists"] == Value::Bool(true));
-        let actual = if ok { json!(text) } else { found.get("text").cloned().unwrap_or(Value::Null) };
+        let ok = found.text_found == Some(true) && (scoped.is_none() || found.exists == Some(true));
+        let actual = if ok { json!(text) } else { json!(found.text) };
         checks.push(json!({ "kind": "text", "expected": text, "actual": actual, "ok": ok }));
     }
     if let (Some(value), Some(selector)) = (&input.value, scoped) {
         let found = probe(context, Some(selector), None).await?;
-        let actual = found.get("value").cloned().unwrap_or(Value::Null);
+        let actual = json!(found.value);
         let expected = if actual == json!("[redacted]") { json!("[redacted]") } else { json!(value) };
         let ok = actual.as_str() == Some(value.as_str());
         checks.push(json!({ "kind": "value", "selector": selector, "expected": expected, "actual": actual, "ok": ok }));
     }
     if let (Some(count), Some(selector)) = (input.count, scoped) {
         let found = probe(context, Some(selector), None).await?;
-        let actual = found["count"].as_u64().unwrap_or(0);
+        let actual = found.count.unwrap_or(0);
         checks.push(json!({ "kind": "count", "selector": selector, "expected": count, "actual": actual, "ok": actual == count }));
     }
     let located = probe(context, None, None).await?;
-    if let Some(current) = located["url"].as_str() {
-        url = current.to_string();
+    if !located.url.is_empty() {
+        url = located.url;
     }
     if let Some(expected) = &input.url {
         let ok = url.contains(expected.as_str());

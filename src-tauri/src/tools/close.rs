@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Tool, ToolContext};
+use super::{Scope, Tool, ToolContext};
 
 /// Input of `close` (nothing).
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -12,9 +12,10 @@ use super::{Tool, ToolContext};
 pub(crate) struct CloseInput {}
 
 pub(super) fn tool() -> Tool {
-    Tool::new(
+    Tool::scoped(
         "close",
         "Close this session. Its pages, cookies, storage and files are discarded.",
+        Scope::Session,
         |context: ToolContext, _input: CloseInput| async move {
             context.sessions.close(&context.session.id, "requested").await?;
             Ok(json!({ "closed": true, "session_id": context.session.id }))

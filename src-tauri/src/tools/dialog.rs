@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Tool, ToolContext};
+use super::{Scope, Tool, ToolContext};
 use crate::engine::DialogPolicy;
 
 /// Accept or dismiss.
@@ -36,9 +36,10 @@ pub(crate) struct DialogInput {
 }
 
 pub(super) fn tool() -> Tool {
-    Tool::new(
+    Tool::scoped(
         "dialog",
         "Decide how the next JavaScript dialog is answered (accept or dismiss, with prompt text); persist=true keeps it for all later dialogs. Dialogs never block; they appear in events as type dialog.",
+        Scope::Tab,
         |context: ToolContext, input: DialogInput| async move {
             let policy = DialogPolicy {
                 accept: match input.action {
@@ -49,7 +50,7 @@ pub(super) fn tool() -> Tool {
                 prompt_text: input.prompt_text,
                 persist: input.persist,
             };
-            context.session.engine.set_dialog_policy(&context.session.id, policy.clone()).await?;
+            *context.tab()?.dialog_policy.lock().expect("dialog policy poisoned") = policy.clone();
             Ok(json!({ "ok": true, "action": format!("{:?}", input.action).to_lowercase(), "persist": policy.persist,
                 "prompt_text": policy.prompt_text }))
         },

@@ -1,9 +1,10 @@
-//! `events`: the session's actions and page events after a seq cursor.
+//! `events`: the session's actions and page events after a seq cursor, optionally only
+//! one tab's or one type's.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Tool, ToolContext};
+use super::{Scope, Tool, ToolContext};
 use crate::error::Error;
 
 /// Input of `events`.
@@ -17,18 +18,28 @@ pub(crate) struct EventsInput {
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<usize>,
+    /// Only this open tab's events (an unknown tab is E_TAB_NOT_FOUND).
+    #[serde(default)]
+    pub tab: Option<String>,
+    /// Only events of this type (e.g. `download_finished`, `popup`, `dialog`).
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
 }
 
 pub(super) fn tool() -> Tool {
-    Tool::new(
+    Tool::scoped(
         "events",
-        "Read the session's actions and page events (navigation, load, load_failed, crash, popup_blocked, permission_denied, ...) with seq greater than `after`; pass the returned cursor as the next `after`.",
+        "Read the session's actions and page events (navigation, load, load_failed, crash, popup, popup_blocked, download_started, download_finished, file_chooser, dialog, tab_closed, permission_denied, ...) with seq greater than `after`, optionally only one tab's (`tab`) or one type's (`type`); pass the returned cursor as the next `after`.",
+        Scope::Session,
         |context: ToolContext, input: EventsInput| async move {
             let limit = input.limit.unwrap_or(200);
             if !(1..=1000).contains(&limit) {
                 return Err(Error::bad_request("limit must be between 1 and 1000"));
             }
-            Ok(context.session.events.after(input.after, limit))
+            if let Some(tab) = &input.tab {
+                context.session.tabs.get(Some(tab))?;
+            }
+            Ok(context.session.events.after_matching(input.after, limit, input.tab.as_deref(), input.kind.as_deref()))
         },
     )
 }

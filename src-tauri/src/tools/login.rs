@@ -16,7 +16,8 @@ use serde_json::{json, Value};
 
 use super::page::{self, agent, check_actionable, locate, ElementTarget};
 use super::{millis, Tool, ToolContext};
-use crate::engine::{InputEvent, Modifiers, MouseButton, WatchChange};
+use crate::engine::agent::{Fill, LoginForm, LoginState, Target};
+use crate::engine::{InputEvent, Modifiers, MouseButton, PageRequest, WatchChange};
 use crate::error::{Error, Result};
 
 /// A secret string: deserialised like a string, never printed.
@@ -95,7 +96,6 @@ pub(super) fn tool() -> Tool {
         "login",
         "Log in with a username and password given once (never stored, logged or echoed): detects the fields and submit control (or takes selectors), submits, and reports success (with the signal that decided it) or reason login_error / timeout. The session's profile keeps the login when it has one.",
         |context: ToolContext, input: LoginInput| async move {
-            let _guard = context.session.tool_lock.lock().await;
             match input.mode {
                 LoginMode::Password => password_login(&context, input).await,
                 LoginMode::Watch => watch_login(&context, input).await,
@@ -109,7 +109,7 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
     match (&input.password, input.credential.take()) {
         (Some(_), None) => {}
         (None, Some(name)) => {
-            let (page_url, _) = context.session.page.get();
+            let (page_url, _) = context.tab()?.page.get();
             let vault = context.sessions.vault().clone();
             let (info, password) = tokio::task::spawn_blocking(move || vault.secret_for(&name, &page_url))
                 .await
@@ -120,29 +120,37 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
         _ => return Err(Error::bad_request("give either password (with username) or credential")),
     }
     let password = input.password.clone().expect("set above");
-    let form = agent(context, &[], "login_form", json!({
-        "username_selector": input.username_selector, "password_selector": input.password_selector, "submit_selector": input.submit_selector,
-    }))
+    let form = agent(context, &[], &LoginForm {
+        username_selector: input.username_selector.clone(),
+        password_selector: input.password_selector.clone(),
+        submit_selector: input.submit_selector.clone(),
+    })
     .await?;
-    let start_url = form["url"].as_str().unwrap_or("").to_string();
-    let start_text = form["text_length"].as_u64().unwrap_or(0);
-    let before = agent(context, &[], "login_state", json!({ "password": form["password"], "error_selector": Value::Null })).await?;
-    let errors_before = before["errors_now"].clone();
+    let start_url = form.url.clone();
+    let start_text = form.text_length;
+    let state_now = |errors_before: Vec<String>| LoginState {
+        password: Some(form.password),
+        error_selector: input.error_selector.clone(),
+        success_selector: input.success_selector.clone(),
+        errors_before,
+    };
+    let before = agent(context, &[], &LoginState { error_selector: None, ..state_now(Vec::new()) }).await?;
+    let errors_before = before.errors_now;
 
     if let Some(username) = &input.username {
-        let field = form["username"].as_u64().ok_or_else(|| {
+        let field = form.username.ok_or_else(|| {
             Error::new(crate::error::ErrorCode::NotFound, "no username field found; pass username_selector")
         })?;
         fill(context, field, &username.0).await?;
     }
-    fill(context, form["password"].as_u64().unwrap_or(0), &password.0).await?;
+    fill(context, form.password, &password.0).await?;
     let session = &context.session;
-    match form["submit"].as_u64() {
+    match form.submit {
         Some(submit) => {
             let located = locate(context, &reference(submit), true).await?;
             check_actionable(&located, true)?;
             let (x, y, modifiers) = (located.x, located.y, Modifiers::default());
-            session.engine.input(&session.id, vec![
+            page::input(context, vec![
                 InputEvent::MouseMove { x, y, modifiers },
                 InputEvent::MouseDown { x, y, button: MouseButton::Left, modifiers },
                 InputEvent::MouseUp { x, y, button: MouseButton::Left, modifiers },
@@ -151,48 +159,43 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
         None => {
             let enter = crate::engine::keyval("Enter").unwrap_or(0);
             let stroke = crate::engine::KeyStroke { keyval: enter, modifiers: Modifiers::default() };
-            session.engine.input(&session.id, vec![InputEvent::KeyDown(stroke), InputEvent::KeyUp(stroke)]).await?;
+            page::input(context, vec![InputEvent::KeyDown(stroke), InputEvent::KeyUp(stroke)]).await?;
         }
     }
 
     let begun = Instant::now();
     loop {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let state = match agent(context, &[], "login_state", json!({
-            "password": form["password"], "success_selector": input.success_selector,
-            "error_selector": input.error_selector, "errors_before": errors_before,
-        }))
-        .await
-        {
+        let state = match agent(context, &[], &state_now(errors_before.clone())).await {
             Ok(state) => state,
             // Between documents: look again.
             Err(_) => continue,
         };
-        let url = state["url"].as_str().unwrap_or("").to_string();
+        let url = state.url.clone();
         let outcome = |ok: bool, reason: &str, signal: Option<&str>| {
             let mut result = json!({ "ok": ok, "mode": "password", "reason": reason, "url": url,
                 "profile": session.profile, "waited_ms": begun.elapsed().as_millis() as u64 });
             if let Some(signal) = signal {
                 result["signal"] = json!(signal);
             }
-            if let Some(error) = state["error"].as_str() {
+            if let Some(error) = &state.error {
                 result["error_text"] = json!(error);
             }
             result
         };
-        if state["error"].is_string() {
+        if state.error.is_some() {
             return Ok(outcome(false, "login_error", None));
         }
         let signal = if input.success_url_contains.as_deref().is_some_and(|part| url.contains(part)) {
             Some("success_url_contains")
-        } else if input.success_selector.is_some() && state["success_selector"] == true {
+        } else if input.success_selector.is_some() && state.success_selector {
             Some("success_selector")
         } else if input.success_url_contains.is_none() && input.success_selector.is_none() {
-            if state["password_present"] == false {
+            if !state.password_present {
                 Some("password_field_gone")
             } else if url != start_url {
                 Some("url_changed")
-            } else if state["text_length"].as_u64().unwrap_or(0) != start_text {
+            } else if state.text_length != start_text {
                 Some("page_text_changed")
             } else {
                 None
@@ -202,7 +205,8 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
         };
         if let Some(signal) = signal {
             // Let the page finish what the login started before the agent looks.
-            let _ = session.engine.after_action(&session.id, 0, Duration::from_millis(1500), false).await;
+            let settle = PageRequest::AfterAction { mark: 0, budget: Duration::from_millis(1500), wait_frame: false };
+            let _ = context.page::<crate::engine::ActionSettle>(settle).await;
             return Ok(outcome(true, "success", Some(signal)));
         }
         if begun.elapsed() >= timeout {
@@ -220,19 +224,21 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
     }
     let timeout = millis(input.timeout_ms, 180_000, 600_000, "timeout_ms")?;
     let session = &context.session;
-    let form = agent(context, &[], "login_form", json!({ "password_selector": input.password_selector })).await.ok();
-    let password = form.as_ref().and_then(|form| form["password"].as_u64());
-    let (start_url, _) = session.page.get();
+    let tab = context.tab()?.clone();
+    let find_form = LoginForm { username_selector: None, password_selector: input.password_selector.clone(), submit_selector: None };
+    let password = agent(context, &[], &find_form).await.ok().map(|form| form.password);
+    let (start_url, _) = tab.page.get();
     let title = format!("malo-browser: log in for {} \u{2014} {}", session.agent_id, session.name);
-    let shown = session.engine.watch(&session.id, WatchChange::Show { title, focus: input.focus, keep_visible: Some(input.keep_visible) }).await?;
+    let show = WatchChange::Show { title, focus: input.focus, keep_visible: Some(input.keep_visible) };
+    let shown: Value = context.page(PageRequest::Watch(show)).await?;
     let done_before = shown["done_count"].as_u64().unwrap_or(0);
     let _waiting = session.wait_for_person("log in");
-    session.events.push("login_waiting", None, json!({ "mode": "watch", "url": start_url }));
+    session.events.push("login_waiting", Some(&tab.id), json!({ "mode": "watch", "url": start_url }));
     let begun = Instant::now();
     loop {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let watch = session.engine.watch(&session.id, WatchChange::Report).await?;
-        let (url, _) = session.page.get();
+        let watch: Value = context.page(PageRequest::Watch(WatchChange::Report)).await?;
+        let (url, _) = tab.page.get();
         let finish = |ok: bool, reason: &str, signal: Option<&str>| {
             let mut result = json!({ "ok": ok, "mode": "watch", "reason": reason, "url": url, "profile": session.profile,
                 "waited_ms": begun.elapsed().as_millis() as u64 });
@@ -244,13 +250,14 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
         if watch["done_count"].as_u64().unwrap_or(0) > done_before {
             return Ok(finish(true, "done", Some("done_button")));
         }
-        let state = agent(context, &[], "login_state", json!({ "password": password, "success_selector": input.success_selector })).await.ok();
+        let looking = LoginState { password, error_selector: None, success_selector: input.success_selector.clone(), errors_before: Vec::new() };
+        let state = agent(context, &[], &looking).await.ok();
         let signal = if input.success_url_contains.as_deref().is_some_and(|part| url.contains(part)) {
             Some("success_url_contains")
-        } else if state.as_ref().is_some_and(|state| state["success_selector"] == true) {
+        } else if state.as_ref().is_some_and(|state| state.success_selector) {
             Some("success_selector")
         } else if input.success_url_contains.is_none() && input.success_selector.is_none() {
-            if password.is_some() && state.as_ref().is_some_and(|state| state["password_present"] == false) {
+            if password.is_some() && state.as_ref().is_some_and(|state| !state.password_present) {
                 Some("password_field_gone")
             } else if url != start_url {
                 Some("url_changed")
@@ -262,7 +269,7 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
         };
         if let Some(signal) = signal {
             if !input.keep_visible {
-                session.engine.watch(&session.id, WatchChange::Hide).await?;
+                context.page::<Value>(PageRequest::Watch(WatchChange::Hide)).await?;
             }
             return Ok(finish(true, "success", Some(signal)));
         }
@@ -280,6 +287,6 @@ fn reference(number: u64) -> ElementTarget {
 async fn fill(context: &ToolContext, field: u64, text: &str) -> Result<()> {
     let located = locate(context, &reference(field), true).await?;
     check_actionable(&located, true)?;
-    agent(context, &located.frame, "fill", json!({ "ref": field, "text": text, "clear": true })).await?;
+    agent(context, &located.frame, &Fill { target: Target::by_ref(field), text: text.to_string(), clear: true }).await?;
     Ok(())
 }

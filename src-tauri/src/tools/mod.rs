@@ -31,6 +31,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::engine::{FromAnswer, PageRequest, TabState};
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::{Session, SessionTable};
 
@@ -43,10 +44,47 @@ pub struct ToolContext {
     pub sessions: Arc<SessionTable>,
     /// The registry itself (for `run_steps`).
     pub registry: Arc<ToolRegistry>,
+    /// The tab a page tool acts on (resolved by the registry from the call's `tab`, else
+    /// the selected tab); `None` for session tools.
+    pub tab: Option<Arc<TabState>>,
+}
+
+impl ToolContext {
+    /// A context for a call on `session`; the registry resolves the tab.
+    pub fn new(session: Arc<Session>, sessions: Arc<SessionTable>, registry: Arc<ToolRegistry>) -> ToolContext {
+        ToolContext { session, sessions, registry, tab: None }
+    }
+
+    /// The tab this call acts on.
+    pub fn tab(&self) -> Result<&Arc<TabState>> {
+        self.tab.as_ref().ok_or_else(|| Error::internal("a page tool ran without a tab"))
+    }
+
+    /// Asks the engine something of this call's tab.
+    pub async fn page<T: FromAnswer>(&self, request: PageRequest) -> Result<T> {
+        let target = self.session.target(self.tab()?);
+        self.session.engine.page(target, request).await
+    }
+}
+
+/// What a tool acts on, which decides what the registry does before calling it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// A page tool: takes `tab` (default: the selected tab), and holds that tab's call
+    /// lock while it runs, so calls on one tab run one at a time, in arrival order.
+    Page,
+    /// Reads or waits on a tab (`tab` as for page tools) without the lock: an agent may
+    /// wait in one call and act in another.
+    Tab,
+    /// The session as a whole; no `tab` is resolved (a tool may take its own).
+    Session,
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-type Handler = Arc<dyn Fn(ToolContext, Value) -> BoxFuture<Result<Value>> + Send + Sync>;
+/// A parsed call, ready to run.
+type Prepared = Box<dyn FnOnce(ToolContext) -> BoxFuture<Result<Value>> + Send>;
+/// Parses a call's input (strictly) into a prepared call.
+type Parser = Arc<dyn Fn(Value) -> Result<Prepared> + Send + Sync>;
 
 /// One tool.
 #[derive(Clone)]
@@ -57,7 +95,9 @@ pub struct Tool {
     pub description: &'static str,
     /// JSON Schema of its input.
     pub input_schema: Value,
-    handler: Handler,
+    /// What it acts on.
+    pub scope: Scope,
+    parse: Parser,
 }
 
 impl std::fmt::Debug for Tool {
@@ -67,7 +107,7 @@ impl std::fmt::Debug for Tool {
 }
 
 impl Tool {
-    /// A tool whose input is `Input`, parsed (strictly) from the call's JSON.
+    /// A page tool (see [`Scope::Page`]) whose input is `Input`, parsed strictly.
     pub fn new<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, handle: Handle) -> Tool
     where
         Input: DeserializeOwned + JsonSchema + Send + 'static,
@@ -75,24 +115,36 @@ impl Tool {
         Handle: Fn(ToolContext, Input) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Output>> + Send + 'static,
     {
+        Tool::scoped(name, description, Scope::Page, handle)
+    }
+
+    /// A tool with the given scope.
+    pub fn scoped<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, scope: Scope, handle: Handle) -> Tool
+    where
+        Input: DeserializeOwned + JsonSchema + Send + 'static,
+        Output: Serialize,
+        Handle: Fn(ToolContext, Input) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Output>> + Send + 'static,
+    {
         let handle = Arc::new(handle);
-        let handler: Handler = Arc::new(move |context, raw| {
+        let parse: Parser = Arc::new(move |raw| {
+            let input: Input = serde_json::from_value(raw).map_err(|error| {
+                Error::bad_request(format!("invalid input for {name}: {error}"))
+            })?;
             let handle = handle.clone();
-            Box::pin(async move {
-                let mut raw = if raw.is_null() { json!({}) } else { raw };
-                whole_floats_to_integers(&mut raw);
-                if has_nul(&raw) {
-                    // Strings reach C APIs (GLib, WebKit) that end them at NUL.
-                    return Err(Error::bad_request(format!("invalid input for {name}: strings may not contain NUL characters")));
-                }
-                let input: Input = serde_json::from_value(raw).map_err(|error| {
-                    Error::bad_request(format!("invalid input for {name}: {error}"))
-                })?;
-                let output = handle(context, input).await?;
-                serde_json::to_value(output).map_err(|error| Error::internal(error.to_string()))
-            })
+            let prepared: Prepared = Box::new(move |context| {
+                Box::pin(async move {
+                    let output = handle(context, input).await?;
+                    serde_json::to_value(output).map_err(|error| Error::internal(error.to_string()))
+                })
+            });
+            Ok(prepared)
         });
-        Tool { name, description, input_schema: input_schema::<Input>(), handler }
+        let mut input_schema = input_schema::<Input>();
+        if scope != Scope::Session {
+            add_tab_property(&mut input_schema);
+        }
+        Tool { name, description, input_schema, scope, parse }
     }
 }
 
@@ -105,6 +157,17 @@ fn input_schema<Input: JsonSchema>() -> Value {
     schema
 }
 
+/// Every page tool takes `tab`; the registry reads it before the tool's own input.
+fn add_tab_property(schema: &mut Value) {
+    if let Some(object) = schema.as_object_mut() {
+        let properties = object.entry("properties").or_insert_with(|| json!({}));
+        properties["tab"] = json!({
+            "type": "string",
+            "description": "The tab to act on (a short id from tab_list or tab_new); default: the selected tab. An unknown tab is E_TAB_NOT_FOUND."
+        });
+    }
+}
+
 /// A tool as the catalogue lists it.
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolDescription {
@@ -114,6 +177,34 @@ pub struct ToolDescription {
     pub description: &'static str,
     /// JSON Schema of the input.
     pub input_schema: Value,
+}
+
+/// What a tool call answers, on every surface (seed 002, INV-1): the tab it concerned and
+/// the seq of the call, beside the tool's own result.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct ToolOutput {
+    /// The tool.
+    pub tool: String,
+    /// The tab the call acted on (a session tool: the selected tab after it); null when
+    /// the session has no tab.
+    pub tab: Option<String>,
+    /// The call's place in the daemon-wide sequence.
+    pub seq: u64,
+    /// The tool's own result.
+    pub result: Value,
+}
+
+impl ToolOutput {
+    /// The result with `tab` and `seq` beside its own fields, for the surfaces that answer
+    /// a result directly (the `navigate`, `observe` and `events` routes, MCP).
+    pub fn flattened(self) -> Value {
+        let mut result = self.result;
+        if let Some(object) = result.as_object_mut() {
+            object.insert("tab".into(), json!(self.tab));
+            object.insert("seq".into(), json!(self.seq));
+        }
+        result
+    }
 }
 
 /// All tools, in catalogue order.
@@ -151,25 +242,94 @@ impl ToolRegistry {
         })
     }
 
-    /// Calls a tool and records the call in the session's events (name, outcome,
-    /// duration; never the input, which may hold secrets).
-    pub async fn call(&self, name: &str, context: ToolContext, input: Value) -> Result<Value> {
+    /// Calls a tool: parses its input strictly, resolves its tab, takes the tab's call
+    /// lock for a page tool (waiting its turn behind earlier calls), runs it, and records
+    /// the call in the session's events (name, outcome, duration; never the input, which
+    /// may hold secrets).
+    pub async fn call(&self, name: &str, context: ToolContext, input: Value) -> Result<ToolOutput> {
+        self.run(name, context, input, Locking::Take).await
+    }
+
+    /// [`ToolRegistry::call`] for a step of `run_steps`, which already holds the lock of
+    /// `context.tab`: the step runs on that tab (another `tab` is refused), unlocked.
+    pub async fn call_step(&self, name: &str, context: ToolContext, input: Value) -> Result<ToolOutput> {
+        self.run(name, context, input, Locking::Held).await
+    }
+
+    async fn run(&self, name: &str, mut context: ToolContext, input: Value, locking: Locking) -> Result<ToolOutput> {
         let tool = self.get(name)?;
+        let mut input = if input.is_null() { json!({}) } else { input };
+        whole_floats_to_integers(&mut input);
+        if has_nul(&input) {
+            // Strings reach C APIs (GLib, WebKit) that end them at NUL.
+            return Err(Error::bad_request(format!("invalid input for {name}: strings may not contain NUL characters")));
+        }
+        let wanted_tab = match tool.scope {
+            Scope::Session => None,
+            Scope::Page | Scope::Tab => Some(take_tab(name, &mut input)?),
+        };
+        let prepared = (tool.parse)(input)?;
         let session = context.session.clone();
         let in_use = session.in_use();
+        let mut lock_tab = None;
+        if let Some(wanted) = wanted_tab {
+            {
+                let tab = match (locking, &context.tab) {
+                    (Locking::Held, Some(held)) => {
+                        if wanted.as_deref().is_some_and(|wanted| wanted != held.id) {
+                            return Err(Error::bad_request(format!("a step of run_steps acts on the run's tab ({}); run another run_steps for tab {}", held.id, wanted.unwrap_or_default())));
+                        }
+                        held.clone()
+                    }
+                    _ => session.tabs.get(wanted.as_deref())?,
+                };
+                if (tool.scope, locking) == (Scope::Page, Locking::Take) {
+                    lock_tab = Some(tab.clone());
+                }
+                context.tab = Some(tab);
+            }
+        }
+        // Calls on one tab run one at a time: this one waits its turn here.
+        let _turn = match &lock_tab {
+            Some(tab) => Some(tab.lock.lock().await),
+            None => None,
+        };
+        if let Some(tab) = context.tab.as_ref().filter(|tab| tab.is_closed()) {
+            return Err(Error::new(ErrorCode::TabNotFound, format!("tab {} was closed", tab.id)));
+        }
         let begun = Instant::now();
-        let result = (tool.handler)(context, input).await;
+        let result = prepared(context.clone()).await;
         let duration_ms = begun.elapsed().as_millis() as u64;
+        let tab = context.tab.as_ref().map(|tab| tab.id.clone()).or_else(|| session.tabs.selected_id());
         // Reading the log is not an action: recording it would flood the log it reads.
-        if !matches!(tool.name, "close" | "events") {
+        let seq = if matches!(tool.name, "close" | "events") {
+            session.events.next_seq()
+        } else {
             let outcome = match &result {
                 Ok(_) => json!({ "tool": tool.name, "ok": true, "duration_ms": duration_ms }),
                 Err(error) => json!({ "tool": tool.name, "ok": false, "duration_ms": duration_ms, "error": error.code.as_str() }),
             };
-            session.events.push("action", None, outcome);
-        }
+            session.events.push("action", tab.as_deref(), outcome)
+        };
         drop(in_use);
-        result
+        Ok(ToolOutput { tool: tool.name.to_string(), tab, seq, result: result? })
+    }
+}
+
+/// Whether a call takes its tab's lock or runs under one its caller holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Locking {
+    Take,
+    Held,
+}
+
+/// Removes `tab` from a page tool's input: a short id, or absent.
+fn take_tab(name: &str, input: &mut Value) -> Result<Option<String>> {
+    let Some(object) = input.as_object_mut() else { return Ok(None) };
+    match object.remove("tab") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(tab)) => Ok(Some(tab)),
+        Some(_) => Err(Error::bad_request(format!("invalid input for {name}: tab must be a string (a tab id)"))),
     }
 }
 

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{millis, Tool, ToolContext};
-use crate::engine::NavigationReport;
+use crate::engine::{NavigationReport, PageRequest};
 
 /// Input of `navigate`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -41,15 +41,14 @@ pub(super) fn tool() -> Tool {
             let url = crate::urls::check_navigation_url(&input.url)?;
             let timeout = millis(input.timeout_ms, 30_000, 120_000, "timeout_ms")?;
             let settle = millis(input.settle_ms, 3_000, 60_000, "settle_ms")?;
-            let session = &context.session;
-            let navigation = session.engine.navigate(&session.id, url.as_str(), timeout, settle).await?;
-            Ok(output(&context, navigation))
+            let navigation = context.page(PageRequest::Navigate { url: url.to_string(), timeout, settle }).await?;
+            output(&context, navigation)
         },
     )
 }
 
 /// The output for a finished navigation.
-pub(super) fn output(context: &ToolContext, navigation: NavigationReport) -> NavigateOutput {
-    let (_, title) = context.session.page.get();
-    NavigateOutput { url: navigation.url.clone(), title, navigation }
+pub(super) fn output(context: &ToolContext, navigation: NavigationReport) -> crate::error::Result<NavigateOutput> {
+    let (_, title) = context.tab()?.page.get();
+    Ok(NavigateOutput { url: navigation.url.clone(), title, navigation })
 }

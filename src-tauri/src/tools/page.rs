@@ -9,6 +9,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::ToolContext;
+use crate::engine::agent::{AgentRequest, ElementInfo, FrameBox, FrameHit, Locate, Target};
+use crate::engine::{ActionSettle, InputEvent, PageRequest};
 use crate::error::{Error, ErrorCode, Result};
 
 /// The element an action is aimed at: a ref from a snapshot, or a CSS selector (` >>> `
@@ -40,18 +42,19 @@ pub(crate) fn parse_ref(text: &str) -> Result<u64> {
         .ok_or_else(|| Error::bad_request(format!("{text:?} is not a ref; refs look like e12")))
 }
 
-/// Calls the page agent in a frame, passing the session's ref base and recording the
-/// next free ref it reports.
-pub(crate) async fn agent(context: &ToolContext, frame: &[u32], op: &'static str, mut args: Value) -> Result<Value> {
-    let session = &context.session;
-    let base = session.refs.lock().expect("ref table poisoned").next_ref;
-    args["base"] = json!(base);
-    let result = session.engine.agent(&session.id, frame.to_vec(), op, args).await?;
+/// Calls the page agent in a frame of the call's tab, passing the session's ref base and
+/// recording the next free ref it reports; the answer is read as the request's output type.
+pub(crate) async fn agent<R: AgentRequest>(context: &ToolContext, frame: &[u32], request: &R) -> Result<R::Output> {
+    let tabs = &context.session.tabs;
+    let mut args = serde_json::to_value(request).map_err(|error| Error::internal(error.to_string()))?;
+    args["base"] = json!(tabs.next_ref());
+    let result: Value = context.page(PageRequest::Agent { frame: frame.to_vec(), op: R::OP, args }).await?;
     if let Some(next) = result.get("next_ref").and_then(Value::as_u64) {
-        let mut refs = session.refs.lock().expect("ref table poisoned");
-        refs.next_ref = refs.next_ref.max(next);
+        tabs.refs_taken_below(next);
     }
-    Ok(result)
+    serde_json::from_value(result).map_err(|error| {
+        Error::new(ErrorCode::ScriptError, format!("the page agent's answer to {} is unreadable: {error}", R::OP.name()))
+    })
 }
 
 /// Where an element is, in viewport coordinates of the top page.
@@ -59,8 +62,8 @@ pub(crate) async fn agent(context: &ToolContext, frame: &[u32], op: &'static str
 pub(crate) struct Located {
     /// Frame path of the element.
     pub(crate) frame: Vec<u32>,
-    /// The agent's description (ref, role, name, visible, disabled, editable, ...).
-    pub(crate) info: Value,
+    /// What the agent says of it (ref, role, name, visible, disabled, editable, ...).
+    pub(crate) info: ElementInfo,
     /// Centre, in the top page's viewport.
     pub(crate) x: f64,
     /// Centre, in the top page's viewport.
@@ -70,49 +73,53 @@ pub(crate) struct Located {
 impl Located {
     /// `{ref, role, name}` for results.
     pub(crate) fn summary(&self) -> Value {
-        json!({
-            "ref": self.info["ref"].as_u64().map(|number| format!("e{number}")),
-            "role": self.info["role"],
-            "name": self.info["name"],
-        })
+        json!({ "ref": format!("e{}", self.info.element_ref), "role": self.info.role, "name": self.info.name })
     }
 
-    /// The agent arguments that address this element again.
-    pub(crate) fn address(&self) -> Value {
-        json!({ "ref": self.info["ref"] })
+    /// The target that addresses this element again.
+    pub(crate) fn address(&self) -> Target {
+        Target::by_ref(self.info.element_ref)
+    }
+
+    /// A short description for messages: `e12 (button "Save")`.
+    pub(crate) fn describe(&self) -> String {
+        let info = &self.info;
+        if info.name.is_empty() {
+            format!("e{} ({})", info.element_ref, info.role)
+        } else {
+            format!("e{} ({} {:?})", info.element_ref, info.role, info.name)
+        }
     }
 }
 
 /// Finds the target (scrolling it, and the frames holding it, into view) and returns its
 /// centre in top-page coordinates.
 pub(crate) async fn locate(context: &ToolContext, target: &ElementTarget, scroll: bool) -> Result<Located> {
-    let (frame, args) = match (&target.element_ref, &target.selector) {
+    let (frame, address) = match (&target.element_ref, &target.selector) {
         (Some(element_ref), _) => {
             let number = parse_ref(element_ref)?;
-            let frame = context.session.refs.lock().expect("ref table poisoned").frame_of.get(&number).cloned().unwrap_or_default();
-            (frame, json!({ "ref": number, "scroll": scroll }))
+            let frame = context.tab()?.refs.lock().expect("ref table poisoned").frame_of.get(&number).cloned().unwrap_or_default();
+            (frame, Target::by_ref(number))
         }
-        (None, Some(selector)) => (Vec::new(), json!({ "selector": selector, "scroll": scroll })),
+        (None, Some(selector)) => (Vec::new(), Target { element_ref: None, selector: Some(selector.clone()) }),
         (None, None) => return Err(Error::bad_request("give a ref (from snapshot) or a selector")),
     };
     // Where each frame's content starts, in its parent's viewport.
     let mut offsets = Vec::with_capacity(frame.len());
     for depth in 0..frame.len() {
-        let frame_box = agent(context, &frame[..depth], "frame_box", json!({ "frame": frame[depth], "scroll": scroll })).await?;
-        offsets.push((frame_box["x"].as_f64().unwrap_or(0.0), frame_box["y"].as_f64().unwrap_or(0.0)));
+        let content = agent(context, &frame[..depth], &FrameBox { frame: frame[depth], scroll }).await?;
+        offsets.push((content.x, content.y));
     }
-    let mut info = agent(context, &frame, "locate", args).await?;
-    let (mut x, mut y) = (info["x"].as_f64().unwrap_or(0.0), info["y"].as_f64().unwrap_or(0.0));
+    let mut info = agent(context, &frame, &Locate { target: address, scroll }).await?;
+    let (mut x, mut y) = (info.x, info.y);
     // Up the frame tree: the point, in each parent's viewport, must reach the frame itself,
     // not something drawn over it there.
     for depth in (0..frame.len()).rev() {
         x += offsets[depth].0;
         y += offsets[depth].1;
-        if info["covered_by"].is_null() && info["visible"] == true {
-            let hit = agent(context, &frame[..depth], "frame_hit", json!({ "frame": frame[depth], "x": x, "y": y })).await?;
-            if let Some(cover) = hit["covered_by"].as_str() {
-                info["covered_by"] = json!(cover);
-            }
+        if info.covered_by.is_none() && info.visible {
+            let hit = agent(context, &frame[..depth], &FrameHit { frame: frame[depth], x, y }).await?;
+            info.covered_by = hit.covered_by;
         }
     }
     Ok(Located { frame, info, x, y })
@@ -121,34 +128,24 @@ pub(crate) async fn locate(context: &ToolContext, target: &ElementTarget, scroll
 /// Refuses an element a person could not act on: hidden, disabled, or under another element.
 pub(crate) fn check_actionable(located: &Located, need_enabled: bool) -> Result<()> {
     let info = &located.info;
-    let described = located.summary();
-    if info["visible"] != Value::Bool(true) {
-        return Err(Error::new(ErrorCode::NotVisible, format!("the element {} is not visible", short(&described)))
-            .with_details(json!({ "target": described })));
+    let target = json!({ "target": located.summary() });
+    if !info.visible {
+        return Err(Error::new(ErrorCode::NotVisible, format!("the element {} is not visible", located.describe())).with_details(target));
     }
-    if need_enabled && info["disabled"] == Value::Bool(true) {
-        return Err(Error::new(ErrorCode::Disabled, format!("the element {} is disabled", short(&described)))
-            .with_details(json!({ "target": described })));
+    if need_enabled && info.disabled {
+        return Err(Error::new(ErrorCode::Disabled, format!("the element {} is disabled", located.describe())).with_details(target));
     }
-    if let Some(cover) = info["covered_by"].as_str() {
+    if let Some(cover) = &info.covered_by {
         return Err(Error::new(
             ErrorCode::Covered,
-            format!("the element {} is covered by {cover}; a click would land there", short(&described)),
+            format!("the element {} is covered by {cover}; a click would land there", located.describe()),
         )
-        .with_details(json!({ "target": described, "covered_by": cover })));
+        .with_details(json!({ "target": located.summary(), "covered_by": cover })));
     }
-    if info["in_viewport"] != Value::Bool(true) {
-        return Err(Error::new(ErrorCode::NotVisible, format!("the element {} is outside the viewport", short(&described)))
-            .with_details(json!({ "target": described })));
+    if !info.in_viewport {
+        return Err(Error::new(ErrorCode::NotVisible, format!("the element {} is outside the viewport", located.describe())).with_details(target));
     }
     Ok(())
-}
-
-fn short(described: &Value) -> String {
-    let role = described["role"].as_str().unwrap_or("element");
-    let name = described["name"].as_str().unwrap_or("");
-    let reference = described["ref"].as_str().unwrap_or("");
-    if name.is_empty() { format!("{reference} ({role})") } else { format!("{reference} ({role} {name:?})") }
 }
 
 /// Adds a screenshot of the moment to a failed action's error (`details.screenshot_path`).
@@ -182,7 +179,7 @@ pub(crate) async fn with_failure_screenshot(context: &ToolContext, tool: &str, e
 /// Saves a screenshot in the session's `artifacts/` and returns its path.
 pub(crate) async fn failure_screenshot(context: &ToolContext, label: &str) -> Result<String> {
     let session = &context.session;
-    let frame = session.engine.screenshot(&session.id).await?;
+    let frame: crate::engine::Frame = context.page(PageRequest::Screenshot).await?;
     let png = tokio::task::spawn_blocking(move || crate::engine::png::encode(&frame))
         .await
         .map_err(|error| Error::internal(error.to_string()))??;
@@ -194,7 +191,7 @@ pub(crate) async fn failure_screenshot(context: &ToolContext, label: &str) -> Re
 
 /// The last seq of the session's log (a mark for "what happened during this action").
 pub(crate) fn event_mark(context: &ToolContext) -> u64 {
-    context.session.events.after(0, usize::MAX).cursor
+    context.session.events.last_seq()
 }
 
 /// Waits for the action's consequences and builds its result.
@@ -221,7 +218,7 @@ pub(crate) async fn finish_with(
     wait_frame: bool,
 ) -> Result<Value> {
     let session = &context.session;
-    let settled = session.engine.after_action(&session.id, load_mark, settle, wait_frame).await?;
+    let settled: ActionSettle = context.page(PageRequest::AfterAction { mark: load_mark, budget: settle, wait_frame }).await?;
     let mut result = json!({ "action": action, "ok": true });
     if !target.is_null() {
         result["target"] = target;
@@ -246,6 +243,11 @@ pub(crate) async fn finish_with(
     }
     result["settle"] = serde_json::to_value(settled.settle).unwrap_or_default();
     Ok(result)
+}
+
+/// Delivers trusted input to the call's tab; answers the load mark for [`finish`].
+pub(crate) async fn input(context: &ToolContext, events: Vec<InputEvent>) -> Result<u64> {
+    context.page(PageRequest::Input { events }).await
 }
 
 /// Polls `probe` every 50 ms until it answers `Some`, or `timeout` passes.

@@ -7,6 +7,8 @@ use serde_json::{json, Value};
 
 use super::page::agent;
 use super::{at_most, Tool, ToolContext};
+use crate::engine::agent::Extract;
+use crate::engine::PageRequest;
 use crate::error::Error;
 
 /// What `extract` reads.
@@ -71,9 +73,8 @@ pub(super) fn tools() -> Vec<Tool> {
                     ExtractMode::Attribute => "attribute",
                     ExtractMode::Value => "value",
                 };
-                let args = json!({ "selector": input.selector, "mode": mode, "attribute": input.attribute, "max_chars": max_chars, "all": input.all });
-                let _guard = context.session.tool_lock.lock().await;
-                let mut result = agent(&context, &[], "extract", args).await?;
+                let request = Extract { selector: input.selector, mode, attribute: input.attribute, max_chars, all: input.all };
+                let mut result = agent(&context, &[], &request).await?;
                 if let Some(object) = result.as_object_mut() {
                     object.retain(|_, value| !value.is_null());
                 }
@@ -87,8 +88,7 @@ pub(super) fn tools() -> Vec<Tool> {
                 if input.expression.trim().is_empty() {
                     return Err(Error::bad_request("expression is empty"));
                 }
-                let _guard = context.session.tool_lock.lock().await;
-                let value: Value = context.session.engine.evaluate_page(&context.session.id, input.expression).await?;
+                let value: Value = context.page(PageRequest::EvaluatePage { expression: input.expression }).await?;
                 Ok(json!({ "value": value }))
             },
         ),

@@ -59,7 +59,8 @@ async fn run(context: ToolContext, input: RunStepsInput) -> Result<Value> {
     let mut failed_step = None;
     for (index, (kind, arguments)) in plan.into_iter().enumerate() {
         let begun = Instant::now();
-        let outcome = context.registry.call(&kind, context.clone(), arguments.clone()).await;
+        // The run holds its tab's lock; its steps run under it, in order.
+        let outcome = context.registry.call_step(&kind, context.clone(), arguments.clone()).await.map(|output| output.result);
         let duration_ms = begun.elapsed().as_millis() as u64;
         let mut record = json!({ "index": index, "type": kind, "input": redacted(&arguments), "duration_ms": duration_ms });
         let ok = match outcome {

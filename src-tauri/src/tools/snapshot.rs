@@ -15,7 +15,8 @@ use serde_json::{json, Value};
 use super::page::agent;
 use super::{Tool, ToolContext};
 use crate::error::{Error, Result};
-use crate::session::PreviousSnapshot;
+use crate::engine::agent::Snapshot;
+use crate::engine::tabs::PreviousSnapshot;
 
 /// Frames nested deeper than this are listed but not entered.
 const MAX_FRAME_DEPTH: usize = 3;
@@ -64,9 +65,8 @@ pub(super) fn tool() -> Tool {
             if max_chars > 200_000 || !(1..=5000).contains(&max_items) {
                 return Err(Error::bad_request("max_chars must be at most 200000 and max_items between 1 and 5000"));
             }
-            let _guard = context.session.tool_lock.lock().await;
             let page = capture(&context, max_chars, max_items).await?;
-            Ok(present(&context, page, input.format, input.changes))
+            present(&context, page, input.format, input.changes)
         },
     )
 }
@@ -74,8 +74,7 @@ pub(super) fn tool() -> Tool {
 /// Snapshots the main frame and every frame below it, into one page description with
 /// frame-relative boxes turned into top-page coordinates.
 async fn capture(context: &ToolContext, max_chars: usize, max_items: usize) -> Result<Value> {
-    let args = json!({ "max_chars": max_chars, "max_items": max_items });
-    let mut page = agent(context, &[], "snapshot", args.clone()).await?;
+    let mut page = agent(context, &[], &Snapshot { max_chars, max_items }).await?;
     let mut frame_of = HashMap::new();
     for node in page["nodes"].as_array().into_iter().flatten() {
         if let Some(number) = node["ref"].as_u64() {
@@ -101,8 +100,8 @@ async fn capture(context: &ToolContext, max_chars: usize, max_items: usize) -> R
             continue;
         }
         entered += 1;
-        let child_args = json!({ "max_chars": max_chars.min(2000), "max_items": max_items });
-        match agent(context, &path, "snapshot", child_args).await {
+        let child_request = Snapshot { max_chars: max_chars.min(2000), max_items };
+        match agent(context, &path, &child_request).await {
             Ok(child) => {
                 description["url"] = child["url"].clone();
                 description["title"] = child["title"].clone();
@@ -158,7 +157,7 @@ async fn capture(context: &ToolContext, max_chars: usize, max_items: usize) -> R
     if let Some(object) = page.as_object_mut() {
         object.remove("next_ref");
     }
-    context.session.refs.lock().expect("ref table poisoned").frame_of = frame_of;
+    context.tab()?.refs.lock().expect("ref table poisoned").frame_of = frame_of;
     Ok(page)
 }
 
@@ -177,7 +176,7 @@ fn frame_label(path: &[u32]) -> String {
 }
 
 /// Shapes the output (JSON or text, whole or changes) and remembers this snapshot.
-fn present(context: &ToolContext, mut page: Value, format: SnapshotFormat, changes: bool) -> Value {
+fn present(context: &ToolContext, mut page: Value, format: SnapshotFormat, changes: bool) -> Result<Value> {
     let nodes = page["nodes"].as_array().cloned().unwrap_or_default();
     let lines: Vec<(u64, String)> = nodes
         .iter()
@@ -189,20 +188,20 @@ fn present(context: &ToolContext, mut page: Value, format: SnapshotFormat, chang
         text: page["text"].as_str().unwrap_or("").to_string(),
         lines: lines.clone(),
     };
-    let previous = context.session.refs.lock().expect("ref table poisoned").previous.replace(current.clone());
+    let previous = context.tab()?.refs.lock().expect("ref table poisoned").previous.replace(current.clone());
     let interactive_count = nodes.len();
     if changes {
         let previous = previous.unwrap_or_default();
         let diff = diff(&previous, &current, &nodes);
-        return match format {
+        return Ok(match format {
             SnapshotFormat::Json => diff,
             SnapshotFormat::Text => json!({
                 "format": "text", "url": current.url, "title": current.title,
                 "text": render_changes(&diff),
             }),
-        };
+        });
     }
-    match format {
+    Ok(match format {
         SnapshotFormat::Json => {
             page["interactive_count"] = json!(interactive_count);
             page
@@ -214,7 +213,7 @@ fn present(context: &ToolContext, mut page: Value, format: SnapshotFormat, chang
             "items_truncated": page["items_truncated"], "text_truncated": page["text_truncated"],
             "text": render_page(&page, &lines),
         }),
-    }
+    })
 }
 
 fn diff(previous: &PreviousSnapshot, current: &PreviousSnapshot, nodes: &[Value]) -> Value {

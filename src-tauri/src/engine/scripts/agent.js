@@ -469,34 +469,25 @@
     scrollIntoViewIfNeeded(element);
   }
   function focus(args) { const element = target(args); focusNow(element); return { focused: document.activeElement === element || element.contains(document.activeElement) }; }
-  function selectAll(args) {
-    const element = target(args);
-    focusNow(element);
-    if (typeof element.select === 'function' && 'value' in element) element.select();
-    else {
-      const range = document.createRange();
-      range.selectNodeContents(element);
-      const selection = getSelection();
-      selection.removeAllRanges();
-      selection.addRange(range);
-    }
-    return { focused: document.activeElement === element };
-  }
-  function insertText(args) {
-    // From the isolated world, execCommand('insertText') fires a trusted input event.
-    const done = document.execCommand('insertText', false, args.text);
-    return { inserted: done };
+  // Selects all of a field's (or an editable element's) content.
+  function selectContents(element) {
+    if (typeof element.select === 'function' && 'value' in element) { element.select(); return; }
+    const range = document.createRange();
+    range.selectNodeContents(element);
+    const selection = getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
   }
   // Focus, optionally select everything, and type the text as one trusted insertion.
   function fill(args) {
     const element = target(args);
     focusNow(element);
     if (args.clear) {
-      if (typeof element.select === 'function' && 'value' in element) element.select();
-      else { const range = document.createRange(); range.selectNodeContents(element); const selection = getSelection(); selection.removeAllRanges(); selection.addRange(range); }
+      selectContents(element);
     } else if ('value' in element && typeof element.setSelectionRange === 'function') {
       try { element.setSelectionRange(element.value.length, element.value.length); } catch (error) { /* types without selection */ }
     }
+    // From the isolated world, execCommand('insertText') fires a trusted input event.
     const inserted = args.text === '' ? document.execCommand('delete', false) : document.execCommand('insertText', false, args.text);
     return { inserted, value: valueOf(element), focused: document.activeElement === element };
   }
@@ -526,7 +517,6 @@
     element.dispatchEvent(new Event('change', { bubbles: true }));
     return { selected: Array.from(element.selectedOptions).map((option) => ({ value: option.value, label: option.label })) };
   }
-  function scrollIntoView(args) { const element = target(args); element.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' }); return box(element); }
   function scrollBy(args) { window.scrollBy({ left: args.dx || 0, top: args.dy || 0, behavior: 'instant' }); return { scroll_x: Math.round(scrollX), scroll_y: Math.round(scrollY) }; }
 
   function extract(args) {
@@ -714,8 +704,9 @@
     return answer({ started: true, dropped, drop_target: current ? describe(current) : null });
   }
 
-  const operations = { login_form: loginForm, login_state: loginState, snapshot, locate, frame_box: frameBox, focus, select_all: selectAll, insert_text: insertText, fill, set_value: setValue,
-    select, scroll_into_view: scrollIntoView, scroll_by: scrollBy, extract, probe, html5_drag: html5Drag, frame_hit: frameHit };
+  // Every operation Rust may call (engine/agent.rs lists the same names, and a test holds it).
+  const operations = { login_form: loginForm, login_state: loginState, snapshot, locate, frame_box: frameBox, frame_hit: frameHit,
+    focus, fill, set_value: setValue, select, scroll_by: scrollBy, extract, probe, html5_drag: html5Drag };
 
   function handle(op, args) {
     const operation = operations[op];

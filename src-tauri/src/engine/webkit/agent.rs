@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use super::tab::Tab;
+use crate::engine::agent::AgentOp;
 use crate::error::{Error, ErrorCode, Result};
 
 /// The agent's source, with the session's secret still to be filled in.
@@ -47,17 +48,22 @@ pub(super) fn agent_source(secret: &str) -> String {
     AGENT_SOURCE.replace("__MALO_SECRET__", secret)
 }
 
+/// What the main frame answers when its document has no agent yet.
+const MISSING_AGENT: &str = "missing_agent";
+
 /// Runs `op` with `args` in the frame at `frame` (empty = main frame).
-pub(super) async fn call(tab: &Tab, frame: &[u32], op: &str, args: &Value) -> Result<Value> {
+pub(super) async fn call(tab: &Tab, frame: &[u32], op: AgentOp, args: &Value) -> Result<Value> {
     tab.ensure_open()?;
+    let op = op.name();
     let answer = if frame.is_empty() {
-        let body = format!("return __malo.run({}, {});", json!(op), args);
-        match tab.evaluate(&body).await {
-            Err(error) if error.message.contains("__malo") => {
+        let call = format!("return __malo.run({}, {});", json!(op), args);
+        let guarded = format!("if (!globalThis.__malo) return {};\n{call}", json!({ MISSING_AGENT: true }));
+        match tab.evaluate(&guarded).await? {
+            answer if answer.get(MISSING_AGENT) == Some(&Value::Bool(true)) => {
                 // A document that began before the agent was installed: install it now.
-                tab.evaluate(&format!("{}\n{body}", tab.agent_source)).await?
+                tab.evaluate(&format!("{}\n{call}", tab.agent_source)).await?
             }
-            other => other?,
+            answer => answer,
         }
     } else {
         relay(tab, frame, op, args).await?

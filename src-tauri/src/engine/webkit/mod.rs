@@ -1,5 +1,7 @@
-//! The main-thread engine actor on WebKitGTK. It owns every session's offscreen host,
-//! WebKit context and webviews, and serves [`Command`]s sent by [`super::EngineHandle`].
+//! The main-thread engine actor on WebKitGTK. It owns every session's WebKit context and
+//! tabs (each a webview in its own offscreen host), and serves [`Command`]s sent by
+//! [`super::EngineHandle`]: one match arm per request, each a call into the module that
+//! does the work.
 //!
 //! Invariant: everything in this module runs on the GTK main thread (the actor is a
 //! `spawn_local` future on the default main context), so nothing here is `Send`.
@@ -17,13 +19,14 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 
+use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
-use gtk::prelude::WidgetExt;
-use webkit2gtk::WebViewExt;
 
 use self::tab::Tab;
-use super::{Command, SessionSpec, WatchChange};
+use super::{Answer, Command, PageRequest, SessionRequest, SessionSpec, TabTarget, Tabs, WatchChange};
+use crate::engine::downloads::Downloads;
 use crate::error::{Error, ErrorCode, Result};
 
 /// The named script world our scripts run in: it sees the DOM, not the page's globals.
@@ -62,23 +65,40 @@ struct Engine {
 
 /// One session on the engine side: its WebKit context and the tabs that share it.
 struct HostedSession {
-    /// The data directory of its context.
-    data_dir: PathBuf,
-    /// Its downloads (policy, records).
-    downloads: std::sync::Arc<crate::engine::downloads::Downloads>,
+    spec: SessionSpec,
+    context: webkit2gtk::WebContext,
     tabs: RefCell<Vec<Rc<Tab>>>,
 }
 
 impl HostedSession {
-    fn active_tab(&self) -> Result<Rc<Tab>> {
-        self.tabs.borrow().first().cloned().ok_or_else(|| {
-            Error::new(ErrorCode::EngineUnavailable, "the session has no open tab")
+    fn tab(&self, id: &str) -> Result<Rc<Tab>> {
+        self.tabs.borrow().iter().find(|tab| tab.id == id).cloned().ok_or_else(|| {
+            Error::new(ErrorCode::TabNotFound, format!("no tab {id:?} in this session; tab_list shows the open tabs"))
         })
     }
 
+    fn tabs(&self) -> &Arc<Tabs> {
+        &self.spec.tabs
+    }
+
+    fn downloads(&self) -> &Arc<Downloads> {
+        &self.spec.downloads
+    }
+
+    /// Closes one tab: its webview goes, and its id is free again.
+    fn close_tab(&self, id: &str) -> Result<()> {
+        let tab = self.tab(id)?;
+        self.tabs.borrow_mut().retain(|open| open.id != id);
+        tab.close();
+        self.tabs().remove(id);
+        Ok(())
+    }
+
     fn close_tabs(&self) {
-        for tab in self.tabs.borrow_mut().drain(..) {
+        let tabs: Vec<Rc<Tab>> = self.tabs.borrow_mut().drain(..).collect();
+        for tab in tabs {
             tab.close();
+            self.tabs().remove(&tab.id);
         }
     }
 }
@@ -92,107 +112,18 @@ impl Engine {
             Command::Close { session_id, reply } => {
                 let _ = reply.send(self.close(&session_id));
             }
-            Command::Navigate { session_id, url, timeout, settle, reply } => {
-                let result = match self.active_tab(&session_id) {
-                    Ok(tab) => navigation::navigate(&tab, &url, timeout, settle).await,
+            Command::Session { session_id, request, reply } => {
+                let result = match self.session(&session_id) {
+                    Ok(session) => self.clone().session_request(&session, request).await,
                     Err(error) => Err(error),
                 };
                 let _ = reply.send(result);
             }
-            Command::History { session_id, action, timeout, settle, reply } => {
-                let result = match self.active_tab(&session_id) {
-                    Ok(tab) => navigation::history(&tab, action, timeout, settle).await,
+            Command::Page { target, request, reply } => {
+                let result = match self.tab(&target) {
+                    Ok(tab) => page_request(&tab, request).await,
                     Err(error) => Err(error),
                 };
-                let _ = reply.send(result);
-            }
-            Command::Evaluate { session_id, body, reply } => {
-                let result = match self.active_tab(&session_id) {
-                    Ok(tab) => tab.evaluate(&body).await,
-                    Err(error) => Err(error),
-                };
-                let _ = reply.send(result);
-            }
-            Command::Screenshot { session_id, reply } => {
-                let result = match self.active_tab(&session_id) {
-                    Ok(tab) => capture::viewport(&tab).await,
-                    Err(error) => Err(error),
-                };
-                let _ = reply.send(result);
-            }
-            Command::Agent { session_id, frame, op, args, reply } => {
-                let result = match self.active_tab(&session_id) {
-                    Ok(tab) => agent::call(&tab, &frame, op, &args).await,
-                    Err(error) => Err(error),
-                };
-                let _ = reply.send(result);
-            }
-            Command::Input { session_id, events, reply } => {
-                let result = match self.active_tab(&session_id) {
-                    Ok(tab) => async {
-                        tab.ensure_open()?;
-                        let mark = tab.load.borrow().started;
-                        // The webview must hold focus inside its host before input arrives: a
-                        // button press would otherwise take it, and WebKit would scroll the page
-                        // to reveal the focused element between our locate and the click.
-                        if !tab.view.is_focus() {
-                            tab.view.grab_focus();
-                        }
-                        if !events.is_empty() {
-                            tab.input_mark.set(tab.input_count().await);
-                        }
-                        input::deliver(&tab.view, &tab.buttons_held, &events)?;
-                        Ok(mark)
-                    }
-                    .await,
-                    Err(error) => Err(error),
-                };
-                let _ = reply.send(result);
-            }
-            Command::Editing { session_id, command, argument, reply } => {
-                let result = self.active_tab(&session_id).and_then(|tab| {
-                    tab.ensure_open()?;
-                    let mark = tab.load.borrow().started;
-                    match argument {
-                        Some(argument) => tab.view.execute_editing_command_with_argument(command, &argument),
-                        None => tab.view.execute_editing_command(command),
-                    }
-                    Ok(mark)
-                });
-                let _ = reply.send(result);
-            }
-            Command::AfterAction { session_id, mark, budget, wait_frame, reply } => {
-                let result = match self.active_tab(&session_id) {
-                    Ok(tab) => navigation::after_action(&tab, mark, budget, wait_frame).await,
-                    Err(error) => Err(error),
-                };
-                let _ = reply.send(result);
-            }
-            Command::EvaluatePage { session_id, expression, reply } => {
-                let result = match self.active_tab(&session_id) {
-                    Ok(tab) => tab.evaluate_page(&expression).await,
-                    Err(error) => Err(error),
-                };
-                let _ = reply.send(result);
-            }
-            Command::SetDialogPolicy { session_id, policy, reply } => {
-                let result = self.active_tab(&session_id).map(|tab| {
-                    *tab.dialog_policy.borrow_mut() = policy;
-                });
-                let _ = reply.send(result);
-            }
-            Command::Watch { session_id, change, reply } => {
-                let result = self.active_tab(&session_id).and_then(|tab| {
-                    tab.ensure_open()?;
-                    let mut answer = match change {
-                        WatchChange::Show { title, focus, keep_visible } => takeover::show(&tab, &title, focus, keep_visible)?,
-                        WatchChange::Hide => takeover::hide(&tab)?,
-                        WatchChange::HandBack => takeover::hand_back(&tab)?,
-                        WatchChange::Report => serde_json::json!({ "shown": tab.takeover.window.borrow().is_some() }),
-                    };
-                    answer["done_count"] = serde_json::json!(tab.takeover.done.get());
-                    Ok(answer)
-                });
                 let _ = reply.send(result);
             }
             Command::CloseAll { reply } => {
@@ -202,8 +133,19 @@ impl Engine {
         }
     }
 
-    /// Opens a session and returns once its first tab has loaded about:blank, so the
-    /// session is ready for its first navigate.
+    async fn session_request(self: Rc<Self>, session: &Rc<HostedSession>, request: SessionRequest) -> Result<Answer> {
+        Ok(match request {
+            SessionRequest::NewTab => Answer::Tab(self.open_tab(session, None).await?.id.clone()),
+            SessionRequest::CloseTab { tab } => {
+                session.close_tab(&tab)?;
+                Answer::Done
+            }
+            SessionRequest::CancelDownload { download_id } => Answer::Flag(self.downloads.cancel(&download_id)),
+        })
+    }
+
+    /// Opens a session's context (or joins its profile's) and its first tab, and returns
+    /// once the tab has loaded about:blank, so the session is ready for its first navigate.
     async fn open(self: Rc<Self>, spec: SessionSpec) -> Result<()> {
         if self.sessions.borrow().contains_key(&spec.session_id) {
             return Err(Error::internal(format!("session {} is already open", spec.session_id)));
@@ -223,27 +165,34 @@ impl Engine {
             });
             context
         });
-        let opened = Tab::open(&context, &spec, tab::first_tab_id());
-        let tab = match opened {
+        let session_id = spec.session_id.clone();
+        let session = Rc::new(HostedSession { spec, context, tabs: RefCell::default() });
+        self.sessions.borrow_mut().insert(session_id.clone(), session.clone());
+        if let Err(error) = self.open_tab(&session, None).await {
+            let _ = self.close(&session_id);
+            return Err(error);
+        }
+        tracing::debug!(session = %session_id, "engine opened session");
+        Ok(())
+    }
+
+    /// Opens a tab in `session` and waits until it has loaded about:blank. It becomes the
+    /// selected tab.
+    async fn open_tab(&self, session: &Rc<HostedSession>, opener: Option<&str>) -> Result<Rc<Tab>> {
+        let state = session.tabs().open(opener, true);
+        let tab = match Tab::open(&session.context, &session.spec, state.clone()) {
             Ok(tab) => Rc::new(tab),
             Err(error) => {
-                drop(context);
-                self.release_context(&spec.web_data_dir);
+                session.tabs().remove(&state.id);
                 return Err(error);
             }
         };
-        let session = HostedSession {
-            data_dir: spec.web_data_dir.clone(),
-            downloads: spec.downloads.clone(),
-            tabs: RefCell::new(vec![tab.clone()]),
-        };
-        self.sessions.borrow_mut().insert(spec.session_id.clone(), Rc::new(session));
+        session.tabs.borrow_mut().push(tab.clone());
         if let Err(error) = tab.wait_until_idle(std::time::Duration::from_secs(10)).await {
-            let _ = self.close(&spec.session_id);
+            let _ = session.close_tab(&tab.id);
             return Err(error);
         }
-        tracing::debug!(session = %spec.session_id, "engine opened session");
-        Ok(())
+        Ok(tab)
     }
 
     fn close(&self, session_id: &str) -> Result<()> {
@@ -251,8 +200,8 @@ impl Engine {
             Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in the engine"))
         })?;
         session.close_tabs();
-        self.downloads.cancel_all_of(&session.downloads);
-        self.release_context(&session.data_dir);
+        self.downloads.cancel_all_of(session.downloads());
+        self.release_context(&session.spec.web_data_dir);
         tracing::debug!(session = %session_id, "engine closed session");
         Ok(())
     }
@@ -260,7 +209,7 @@ impl Engine {
     /// Drops a context once no session uses it: its network process exits (and writes
     /// what it holds) as it goes.
     fn release_context(&self, data_dir: &std::path::Path) {
-        let in_use = self.sessions.borrow().values().any(|session| session.data_dir == data_dir);
+        let in_use = self.sessions.borrow().values().any(|session| session.spec.web_data_dir == data_dir);
         if !in_use {
             let context = self.contexts.borrow_mut().remove(data_dir);
             drop(context);
@@ -271,7 +220,7 @@ impl Engine {
         let sessions: Vec<_> = self.sessions.borrow_mut().drain().collect();
         for (_, session) in sessions {
             session.close_tabs();
-            self.downloads.cancel_all_of(&session.downloads);
+            self.downloads.cancel_all_of(session.downloads());
         }
         self.contexts.borrow_mut().clear();
     }
@@ -282,10 +231,48 @@ impl Engine {
         sessions.values().find_map(|session| session.tabs.borrow().iter().find(|tab| &tab.view == view).cloned())
     }
 
-    fn active_tab(&self, session_id: &str) -> Result<Rc<Tab>> {
-        let session = self.sessions.borrow().get(session_id).cloned().ok_or_else(|| {
+    fn session(&self, session_id: &str) -> Result<Rc<HostedSession>> {
+        self.sessions.borrow().get(session_id).cloned().ok_or_else(|| {
             Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in the engine"))
-        })?;
-        session.active_tab()
+        })
     }
+
+    fn tab(&self, target: &TabTarget) -> Result<Rc<Tab>> {
+        self.session(&target.session_id)?.tab(&target.tab)
+    }
+}
+
+/// Carries out one request on one tab.
+async fn page_request(tab: &Rc<Tab>, request: PageRequest) -> Result<Answer> {
+    Ok(match request {
+        PageRequest::Navigate { url, timeout, settle } => {
+            Answer::Navigation(navigation::navigate(tab, &url, timeout, settle).await?)
+        }
+        PageRequest::History { action, timeout, settle } => {
+            Answer::Navigation(navigation::history(tab, action, timeout, settle).await?)
+        }
+        PageRequest::Evaluate { body } => Answer::Value(tab.evaluate(&body).await?),
+        PageRequest::EvaluatePage { expression } => Answer::Value(tab.evaluate_page(&expression).await?),
+        PageRequest::Screenshot => Answer::Frame(capture::viewport(tab).await?),
+        PageRequest::Agent { frame, op, args } => Answer::Value(agent::call(tab, &frame, op, &args).await?),
+        PageRequest::Input { events } => Answer::Mark(tab.deliver_input(&events).await?),
+        PageRequest::Editing { command } => Answer::Mark(tab.edit(command)?),
+        PageRequest::AfterAction { mark, budget, wait_frame } => {
+            Answer::Settle(navigation::after_action(tab, mark, budget, wait_frame).await?)
+        }
+        PageRequest::Watch(change) => Answer::Value(watch(tab, change)?),
+    })
+}
+
+/// Shows, hides or reports the tab's takeover window; answers `{shown, done_count, ...}`.
+fn watch(tab: &Rc<Tab>, change: WatchChange) -> Result<serde_json::Value> {
+    tab.ensure_open()?;
+    let mut answer = match change {
+        WatchChange::Show { title, focus, keep_visible } => takeover::show(tab, &title, focus, keep_visible)?,
+        WatchChange::Hide => takeover::hide(tab)?,
+        WatchChange::HandBack => takeover::hand_back(tab)?,
+        WatchChange::Report => json!({ "shown": tab.takeover.window.borrow().is_some() }),
+    };
+    answer["done_count"] = json!(tab.takeover.done.get());
+    Ok(answer)
 }

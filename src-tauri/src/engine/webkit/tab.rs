@@ -21,17 +21,12 @@ use webkit2gtk::{
 
 use super::agent::{self, Relay};
 use super::SCRIPT_WORLD;
-use crate::engine::{DialogPolicy, PageState, SessionSpec};
+use crate::engine::{DialogPolicy, EditingCommand, InputEvent, SessionSpec, TabState};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::EventLog;
 
 /// How long a script in the page may take before the call gives up.
 const SCRIPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// The id of a session's first tab: a short random hex id, as later tabs will have.
-pub(super) fn first_tab_id() -> String {
-    crate::secret::random_hex(2)
-}
 
 /// What the load signals have said so far. Counters rather than flags, so a waiter can
 /// tell "a load that started after I asked" from an earlier one.
@@ -69,14 +64,12 @@ pub(super) struct Tab {
     pub(super) closed: Cell<bool>,
     pub(super) events: Arc<EventLog>,
     /// The session's url, title and window state, as listings read them.
-    pub(super) page: Arc<PageState>,
+    pub(super) state: Arc<TabState>,
     /// The page agent's source for this session (with its secret), for documents that
     /// began before it was installed.
     pub(super) agent_source: String,
     /// Answers of relayed agent calls.
     pub(super) relay: Rc<Relay>,
-    /// How the next JavaScript dialog is answered.
-    pub(super) dialog_policy: Rc<RefCell<DialogPolicy>>,
     /// The page's count of trusted input events before the latest input was delivered
     /// (-1: unknown), so that the wait after an action can tell when the page has seen it.
     pub(super) input_mark: Cell<i64>,
@@ -88,7 +81,8 @@ pub(super) struct Tab {
 
 impl Tab {
     /// Builds the host, the webview (in `context`) and connects the signal handlers.
-    pub(super) fn open(context: &webkit2gtk::WebContext, spec: &SessionSpec, id: String) -> Result<Tab> {
+    pub(super) fn open(context: &webkit2gtk::WebContext, spec: &SessionSpec, state: Arc<TabState>) -> Result<Tab> {
+        let id = state.id.clone();
         let host = gtk::OffscreenWindow::new();
         host.set_default_size(spec.width as i32, spec.height as i32);
 
@@ -151,10 +145,9 @@ impl Tab {
             pending_requests: Rc::default(),
             closed: Cell::new(false),
             events: spec.events.clone(),
-            page: spec.page.clone(),
+            state,
             agent_source,
             relay,
-            dialog_policy: Rc::default(),
             input_mark: Cell::new(-1),
             buttons_held: Cell::new(gtk::gdk::ModifierType::empty()),
             downloads: spec.downloads.clone(),
@@ -164,7 +157,7 @@ impl Tab {
     }
 
     fn connect_signals(&self) {
-        let page = &self.page;
+        let page = &self.state;
         let view = &self.view;
 
         // A native drag (of a selection, say) works on the real screen's pointer and would
@@ -211,7 +204,7 @@ impl Tab {
                         .filter(|status| *status > 0)
                         .map(|status| status as u16);
                     load.borrow_mut().http_status = status;
-                    page_state.set_url(&url);
+                    page_state.page.set_url(&url);
                     events.push("navigation", Some(&tab_id), json!({ "url": url, "http_status": status }));
                 }
                 LoadEvent::Finished => {
@@ -247,12 +240,12 @@ impl Tab {
         let page_state = page.clone();
         view.connect_uri_notify(move |view| {
             if let Some(uri) = view.uri() {
-                page_state.set_url(&uri);
+                page_state.page.set_url(&uri);
             }
         });
         let page_state = page.clone();
         view.connect_title_notify(move |view| {
-            page_state.set_title(view.title().as_deref().unwrap_or(""));
+            page_state.page.set_title(view.title().as_deref().unwrap_or(""));
         });
 
         // Requests in flight, for the network half of "settled".
@@ -281,12 +274,16 @@ impl Tab {
         });
 
         // JavaScript dialogs never block: answered at once by the policy, and recorded.
-        let (events, tab_id, policy) = (self.events.clone(), self.id.clone(), self.dialog_policy.clone());
+        let (events, tab_id, state) = (self.events.clone(), self.id.clone(), self.state.clone());
         view.connect_script_dialog(move |_view, dialog| {
-            let current = policy.borrow().clone();
-            if !current.persist {
-                *policy.borrow_mut() = DialogPolicy::default();
-            }
+            let current = {
+                let mut policy = state.dialog_policy.lock().expect("dialog policy poisoned");
+                let current = policy.clone();
+                if !current.persist {
+                    *policy = DialogPolicy::default();
+                }
+                current
+            };
             let kind = dialog.dialog_type();
             let accept = current.accept.unwrap_or(matches!(kind, ScriptDialogType::Alert | ScriptDialogType::BeforeUnloadConfirm));
             let mut answer = json!({
@@ -431,6 +428,32 @@ impl Tab {
                 _ = glib::timeout_future(std::time::Duration::from_millis(50)) => {}
             }
         }
+    }
+
+    /// Delivers trusted input; answers the load counter before it (a mark for the wait
+    /// after the action).
+    pub(super) async fn deliver_input(&self, events: &[InputEvent]) -> Result<u64> {
+        self.ensure_open()?;
+        let mark = self.load.borrow().started;
+        // The webview must hold focus inside its host before input arrives: a button press
+        // would otherwise take it, and WebKit would scroll the page to reveal the focused
+        // element between our locate and the click.
+        if !self.view.is_focus() {
+            self.view.grab_focus();
+        }
+        if !events.is_empty() {
+            self.input_mark.set(self.input_count().await);
+        }
+        super::input::deliver(&self.view, &self.buttons_held, events)?;
+        Ok(mark)
+    }
+
+    /// Runs an editing command on the focused element; answers the load mark.
+    pub(super) fn edit(&self, command: EditingCommand) -> Result<u64> {
+        self.ensure_open()?;
+        let mark = self.load.borrow().started;
+        self.view.execute_editing_command(command.name());
+        Ok(mark)
     }
 
     /// An error when the tab was closed or its web process died.

@@ -108,7 +108,7 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: Option
         window.present();
     }
     *state.window.borrow_mut() = Some(Takeover { window, layout, toolbar: Some(toolbar), uri_handler: Some(uri_handler) });
-    tab.page.set_shown(true);
+    tab.state.page.set_shown(true);
     tab.events.push("watch", Some(&tab.id), json!({ "shown": true, "focus": focus }));
     Ok(json!({ "shown": true, "focus": focus, "title": title }))
 }
@@ -121,7 +121,7 @@ pub(super) fn hand_back(tab: &Tab) -> Result<Value> {
 }
 
 fn count_done(tab: &Tab) {
-    tab.page.set_takeover_requested(false);
+    tab.state.page.set_takeover_requested(false);
     tab.takeover.done.set(tab.takeover.done.get() + 1);
     tab.events.push("watch_done", Some(&tab.id), json!({}));
 }
@@ -146,8 +146,8 @@ pub(super) fn hide(tab: &Tab) -> Result<Value> {
     unsafe {
         takeover.window.destroy();
     }
-    tab.page.set_shown(false);
-    tab.page.set_takeover_requested(false);
+    tab.state.page.set_shown(false);
+    tab.state.page.set_takeover_requested(false);
     tab.events.push("watch", Some(&tab.id), json!({ "shown": false }));
     Ok(json!({ "shown": false }))
 }

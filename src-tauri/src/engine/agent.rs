@@ -1,0 +1,535 @@
+//! The contract with the page agent (`engine/scripts/agent.js`): every operation the
+//! agent offers is a variant of [`AgentOp`] (serialised to the agent's name for it), and
+//! each request type names its operation and the type its result is read into. A unit
+//! test checks that this enum and the agent's `operations` table list the same names.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The page agent's operations, by the names `agent.js` knows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentOp {
+    /// Describe the document: text, structure, interactive elements with refs.
+    Snapshot,
+    /// Find a target, scroll it into view, say where it is and whether it is actionable.
+    Locate,
+    /// Where a child frame's content box is.
+    FrameBox,
+    /// What a click at a point of this document reaches, when it should reach a frame.
+    FrameHit,
+    /// Give an element focus.
+    Focus,
+    /// Type text into a field as one trusted insertion.
+    Fill,
+    /// Set the value of a field that takes no typing (date, colour, range).
+    SetValue,
+    /// Choose options of a `<select>`.
+    Select,
+    /// Scroll the document.
+    ScrollBy,
+    /// Read text, HTML, an attribute or a value.
+    Extract,
+    /// The state of a selector or a text (wait_for, assert).
+    Probe,
+    /// Play an HTML5 drag and drop in the page.
+    Html5Drag,
+    /// Find a login form's fields.
+    LoginForm,
+    /// Where a login attempt stands.
+    LoginState,
+}
+
+impl AgentOp {
+    /// Every operation.
+    pub const ALL: [AgentOp; 14] = [
+        AgentOp::Snapshot,
+        AgentOp::Locate,
+        AgentOp::FrameBox,
+        AgentOp::FrameHit,
+        AgentOp::Focus,
+        AgentOp::Fill,
+        AgentOp::SetValue,
+        AgentOp::Select,
+        AgentOp::ScrollBy,
+        AgentOp::Extract,
+        AgentOp::Probe,
+        AgentOp::Html5Drag,
+        AgentOp::LoginForm,
+        AgentOp::LoginState,
+    ];
+
+    /// The agent's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentOp::Snapshot => "snapshot",
+            AgentOp::Locate => "locate",
+            AgentOp::FrameBox => "frame_box",
+            AgentOp::FrameHit => "frame_hit",
+            AgentOp::Focus => "focus",
+            AgentOp::Fill => "fill",
+            AgentOp::SetValue => "set_value",
+            AgentOp::Select => "select",
+            AgentOp::ScrollBy => "scroll_by",
+            AgentOp::Extract => "extract",
+            AgentOp::Probe => "probe",
+            AgentOp::Html5Drag => "html5_drag",
+            AgentOp::LoginForm => "login_form",
+            AgentOp::LoginState => "login_state",
+        }
+    }
+}
+
+/// A request to the page agent: its operation, its arguments (this value, serialised)
+/// and the type of its result.
+pub trait AgentRequest: Serialize {
+    /// The operation.
+    const OP: AgentOp;
+    /// What it answers.
+    type Output: for<'de> Deserialize<'de>;
+}
+
+/// An element, by ref or selector.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Target {
+    /// A ref number.
+    #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub element_ref: Option<u64>,
+    /// A CSS selector (` >>> ` pierces open shadow roots).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+}
+
+impl Target {
+    /// The element with this ref.
+    pub fn by_ref(element_ref: u64) -> Target {
+        Target { element_ref: Some(element_ref), selector: None }
+    }
+}
+
+/// `snapshot`: the page description (passed through to the tool as JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct Snapshot {
+    /// Characters of visible text.
+    pub max_chars: usize,
+    /// Interactive elements at most.
+    pub max_items: usize,
+}
+impl AgentRequest for Snapshot {
+    const OP: AgentOp = AgentOp::Snapshot;
+    type Output = Value;
+}
+
+/// `locate`: find a target and describe it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Locate {
+    /// The element.
+    #[serde(flatten)]
+    pub target: Target,
+    /// Scroll it into view first.
+    pub scroll: bool,
+}
+impl AgentRequest for Locate {
+    const OP: AgentOp = AgentOp::Locate;
+    type Output = ElementInfo;
+}
+
+/// What the agent knows of a located element.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ElementInfo {
+    /// Its ref.
+    #[serde(rename = "ref")]
+    pub element_ref: u64,
+    /// ARIA role (or tag name).
+    pub role: String,
+    /// Accessible name.
+    #[serde(default)]
+    pub name: String,
+    /// Tag name.
+    #[serde(default)]
+    pub tag: String,
+    /// An input's type attribute.
+    #[serde(rename = "type", default)]
+    pub input_type: Option<String>,
+    /// Centre, in this document's viewport.
+    pub x: f64,
+    /// Centre, in this document's viewport.
+    pub y: f64,
+    /// Width.
+    pub w: f64,
+    /// Height.
+    pub h: f64,
+    /// Rendered and not hidden.
+    pub visible: bool,
+    /// Disabled (attribute, aria, fieldset).
+    #[serde(default)]
+    pub disabled: bool,
+    /// Takes typed text.
+    #[serde(default)]
+    pub editable: bool,
+    /// Checked state of a checkbox, radio or switch.
+    #[serde(default)]
+    pub checked: Option<bool>,
+    /// Its value (passwords redacted).
+    #[serde(default)]
+    pub value: Option<String>,
+    /// What a click at its centre would reach instead, if anything.
+    #[serde(default)]
+    pub covered_by: Option<String>,
+    /// Whether its centre is in the viewport.
+    pub in_viewport: bool,
+    /// A password or other secret field.
+    #[serde(default)]
+    pub sensitive: Option<bool>,
+}
+
+/// `frame_box`: where a child frame's content is.
+#[derive(Debug, Clone, Serialize)]
+pub struct FrameBox {
+    /// The frame's id in this document.
+    pub frame: u32,
+    /// Scroll it into view first.
+    pub scroll: bool,
+}
+impl AgentRequest for FrameBox {
+    const OP: AgentOp = AgentOp::FrameBox;
+    type Output = Rect;
+}
+
+/// A box in a document's viewport.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+pub struct Rect {
+    /// Left.
+    pub x: f64,
+    /// Top.
+    pub y: f64,
+    /// Width.
+    #[serde(default)]
+    pub w: f64,
+    /// Height.
+    #[serde(default)]
+    pub h: f64,
+}
+
+/// `frame_hit`: what a click at (x, y) reaches, when it should reach frame `frame`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FrameHit {
+    /// The frame's id in this document.
+    pub frame: u32,
+    /// Point, in this document's viewport.
+    pub x: f64,
+    /// Point, in this document's viewport.
+    pub y: f64,
+}
+impl AgentRequest for FrameHit {
+    const OP: AgentOp = AgentOp::FrameHit;
+    type Output = Covered;
+}
+
+/// What covers a point, if anything.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Covered {
+    /// A description of the covering element; `None` when the point reaches its target.
+    #[serde(default)]
+    pub covered_by: Option<String>,
+}
+
+/// `focus`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Focus {
+    /// The element.
+    #[serde(flatten)]
+    pub target: Target,
+}
+impl AgentRequest for Focus {
+    const OP: AgentOp = AgentOp::Focus;
+    type Output = Focused;
+}
+
+/// Whether focus landed.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Focused {
+    /// The element (or something in it) has focus.
+    pub focused: bool,
+}
+
+/// `fill`: focus, optionally select all, insert the text.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fill {
+    /// The element.
+    #[serde(flatten)]
+    pub target: Target,
+    /// The text.
+    pub text: String,
+    /// Replace what is there.
+    pub clear: bool,
+}
+impl AgentRequest for Fill {
+    const OP: AgentOp = AgentOp::Fill;
+    type Output = FieldValue;
+}
+
+/// `set_value`: set a value that takes no typing, firing input and change.
+#[derive(Debug, Clone, Serialize)]
+pub struct SetValue {
+    /// The element.
+    #[serde(flatten)]
+    pub target: Target,
+    /// The value.
+    pub text: String,
+}
+impl AgentRequest for SetValue {
+    const OP: AgentOp = AgentOp::SetValue;
+    type Output = FieldValue;
+}
+
+/// A field's value after an edit.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct FieldValue {
+    /// The value now (passwords `[redacted]`).
+    #[serde(default)]
+    pub value: Option<String>,
+}
+
+/// `select`: choose options by value or label.
+#[derive(Debug, Clone, Serialize)]
+pub struct Select {
+    /// The element.
+    #[serde(flatten)]
+    pub target: Target,
+    /// The values or labels.
+    pub values: Vec<String>,
+    /// `value` or `label`.
+    pub by: &'static str,
+}
+impl AgentRequest for Select {
+    const OP: AgentOp = AgentOp::Select;
+    type Output = Value;
+}
+
+/// `scroll_by`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScrollBy {
+    /// Pixels right.
+    pub dx: f64,
+    /// Pixels down.
+    pub dy: f64,
+}
+impl AgentRequest for ScrollBy {
+    const OP: AgentOp = AgentOp::ScrollBy;
+    type Output = ScrollPosition;
+}
+
+/// Where the document is scrolled to.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct ScrollPosition {
+    /// Horizontal scroll (whole CSS pixels).
+    pub scroll_x: i64,
+    /// Vertical scroll (whole CSS pixels).
+    pub scroll_y: i64,
+}
+
+/// `extract` (the answer goes to the agent as JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct Extract {
+    /// Selector.
+    pub selector: String,
+    /// `text`, `html`, `attribute` or `value`.
+    pub mode: &'static str,
+    /// The attribute, for mode `attribute`.
+    pub attribute: Option<String>,
+    /// Characters per value.
+    pub max_chars: usize,
+    /// Every match.
+    pub all: bool,
+}
+impl AgentRequest for Extract {
+    const OP: AgentOp = AgentOp::Extract;
+    type Output = Value;
+}
+
+/// `probe`: the state of a selector or a text.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Probe {
+    /// A selector.
+    pub selector: Option<String>,
+    /// A text to find (inside `selector` when both are given).
+    pub text: Option<String>,
+}
+impl AgentRequest for Probe {
+    const OP: AgentOp = AgentOp::Probe;
+    type Output = ProbeState;
+}
+
+/// What `probe` saw.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct ProbeState {
+    /// Matches of the selector.
+    #[serde(default)]
+    pub count: Option<u64>,
+    /// The selector matched.
+    #[serde(default)]
+    pub exists: Option<bool>,
+    /// Its first match is visible.
+    #[serde(default)]
+    pub visible: Option<bool>,
+    /// Its first match is enabled.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Its first match's text.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Its first match's value (passwords redacted).
+    #[serde(default)]
+    pub value: Option<String>,
+    /// The text was found.
+    #[serde(default)]
+    pub text_found: Option<bool>,
+    /// The document's URL.
+    #[serde(default)]
+    pub url: String,
+}
+
+/// `html5_drag`: play a drag from one point to another, if the browser would drag there.
+#[derive(Debug, Clone, Serialize)]
+pub struct Html5Drag {
+    /// Start.
+    pub from_x: f64,
+    /// Start.
+    pub from_y: f64,
+    /// End.
+    pub to_x: f64,
+    /// End.
+    pub to_y: f64,
+    /// Moves along the way.
+    pub steps: u32,
+}
+impl AgentRequest for Html5Drag {
+    const OP: AgentOp = AgentOp::Html5Drag;
+    type Output = Value;
+}
+
+/// `login_form`: find the username, password and submit controls.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoginForm {
+    /// Username field, when detection is not enough.
+    pub username_selector: Option<String>,
+    /// Password field, when detection is not enough.
+    pub password_selector: Option<String>,
+    /// Submit control, when detection is not enough.
+    pub submit_selector: Option<String>,
+}
+impl AgentRequest for LoginForm {
+    const OP: AgentOp = AgentOp::LoginForm;
+    type Output = LoginFields;
+}
+
+/// A login form's controls, by ref.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct LoginFields {
+    /// The password field.
+    pub password: u64,
+    /// The username field.
+    #[serde(default)]
+    pub username: Option<u64>,
+    /// The submit control.
+    #[serde(default)]
+    pub submit: Option<u64>,
+    /// Length of the page's text now.
+    #[serde(default)]
+    pub text_length: u64,
+    /// The page's URL.
+    #[serde(default)]
+    pub url: String,
+}
+
+/// `login_state`: where a login attempt stands.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoginState {
+    /// The password field's ref, when there is one.
+    pub password: Option<u64>,
+    /// Failure when this is visible.
+    pub error_selector: Option<String>,
+    /// Success when this is visible.
+    pub success_selector: Option<String>,
+    /// Error texts already on the page before the attempt (not this attempt's).
+    pub errors_before: Vec<String>,
+}
+impl AgentRequest for LoginState {
+    const OP: AgentOp = AgentOp::LoginState;
+    type Output = LoginProgress;
+}
+
+/// What a login page shows now.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct LoginProgress {
+    /// URL.
+    #[serde(default)]
+    pub url: String,
+    /// The password field is still there and visible.
+    #[serde(default)]
+    pub password_present: bool,
+    /// `success_selector` is visible.
+    #[serde(default)]
+    pub success_selector: bool,
+    /// Length of the page's text.
+    #[serde(default)]
+    pub text_length: u64,
+    /// An error message shown, if any.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Every error text on the page now (lowercase).
+    #[serde(default)]
+    pub errors_now: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names in the agent's `const operations = { ... }` table.
+    fn agent_operation_names() -> Vec<String> {
+        let source = include_str!("scripts/agent.js");
+        let start = source.find("const operations = {").expect("agent.js has an operations table");
+        let body = &source[start + "const operations = {".len()..];
+        let body = &body[..body.find("};").expect("the table ends")];
+        let mut names: Vec<String> = body
+            .split(',')
+            .filter_map(|entry| {
+                let entry = entry.trim();
+                let name = entry.split(':').next()?.trim();
+                (!name.is_empty()).then(|| name.to_string())
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn the_enum_and_the_agent_list_the_same_operations() {
+        let mut ours: Vec<String> = AgentOp::ALL.iter().map(|op| op.name().to_string()).collect();
+        ours.sort();
+        assert_eq!(ours, agent_operation_names());
+        for op in AgentOp::ALL {
+            assert_eq!(serde_json::to_value(op).unwrap(), op.name(), "serde and name() agree");
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn agent_scripts_parse() {
+        use javascriptcore::{ContextExt, ExceptionExt};
+        let context = javascriptcore::Context::new();
+        for (name, source) in [
+            ("agent.js", include_str!("scripts/agent.js")),
+            ("observe_light.js", include_str!("scripts/observe_light.js")),
+        ] {
+            // Compiled inside a function expression that never runs: a syntax check.
+            let wrapped = format!("(async function () {{\n{source}\n}});");
+            context.evaluate(&wrapped);
+            let exception = context.exception().map(|exception| exception.to_str().to_string());
+            context.clear_exception();
+            assert_eq!(exception, None, "{name} does not parse");
+        }
+    }
+}
