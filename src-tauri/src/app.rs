@@ -11,7 +11,7 @@ use tauri::RunEvent;
 use tokio::sync::watch;
 
 use crate::broker::instance::{BrokerInfo, InstanceError, InstanceLock};
-use crate::broker::Broker;
+use crate::broker::{Broker, LeaseServerSpawner};
 use crate::config::{DaemonArgs, Settings};
 use crate::engine::EngineHandle;
 use crate::tools::ToolRegistry;
@@ -80,23 +80,19 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
 
     let (engine, engine_commands) = EngineHandle::channel();
     let registry = Arc::new(ToolRegistry::standard());
-    let broker = Arc::new(Broker::new(settings.clone(), engine, registry));
-    let info = BrokerInfo {
-        endpoint: format!("http://127.0.0.1:{port}"),
-        token: broker.token.expose().to_string(),
-        pid: std::process::id(),
-    };
+    let lease_servers: LeaseServerSpawner = Arc::new(move |listener, lease, shutdown| {
+        tokio::spawn(crate::http::serve(listener, crate::http::lease_router(lease, registry.clone()), shutdown))
+    });
+    let broker = Arc::new(Broker::new(settings.clone(), engine, lease_servers));
+    let info =
+        BrokerInfo { endpoint: format!("http://127.0.0.1:{port}"), token: broker.token.expose().to_string(), pid: std::process::id() };
     lock.write_broker_file(&info).map_err(io("cannot write broker.json"))?;
 
     let (stop_servers, servers_stopped) = watch::channel(false);
     let until_stopped = |mut receiver: watch::Receiver<bool>| async move {
         let _ = receiver.wait_for(|stopped| *stopped).await;
     };
-    runtime.spawn(crate::http::serve(
-        listener,
-        crate::http::broker_router(broker.clone(), port),
-        until_stopped(servers_stopped.clone()),
-    ));
+    runtime.spawn(crate::http::serve(listener, crate::http::broker_router(broker.clone(), port), until_stopped(servers_stopped.clone())));
     runtime.spawn(broker.clone().run_reaper(until_stopped(servers_stopped.clone())));
 
     let line = serde_json::to_string(&info).expect("broker info serialises");

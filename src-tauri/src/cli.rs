@@ -9,39 +9,30 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use crate::client::{ensure_broker, ApiClient};
+use crate::client::{ensure_broker, LeaseClient, SavedLease};
+use crate::config::DEFAULT_DATA_DIR;
 use crate::error::{Error, Result};
+use crate::session::CreateSession;
 use crate::tools::{ToolDescription, ToolRegistry};
 
 /// The agent id the CLI leases under.
 const CLI_AGENT: &str = "cli";
 
-/// What the CLI remembers between runs.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct CliState {
-    lease_id: Option<String>,
-    endpoint: Option<String>,
-    token: Option<String>,
-    /// Session id -> session token, newest last.
-    sessions: Vec<(String, String)>,
-}
-
 fn state_path(data_dir: &Path) -> PathBuf {
     data_dir.join("cli.json")
 }
 
-fn load(data_dir: &Path) -> CliState {
+fn load(data_dir: &Path) -> SavedLease {
     std::fs::read(state_path(data_dir)).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default()
 }
 
-fn save(data_dir: &Path, state: &CliState) -> Result<()> {
+fn save(data_dir: &Path, lease: &LeaseClient) -> Result<()> {
     let path = state_path(data_dir);
     let temporary = path.with_extension("json.tmp");
     let _ = std::fs::remove_file(&temporary);
-    let text = serde_json::to_vec_pretty(state).map_err(|error| Error::internal(error.to_string()))?;
+    let text = serde_json::to_vec_pretty(&lease.saved()).map_err(|error| Error::internal(error.to_string()))?;
     let write = || -> std::io::Result<()> {
         use std::io::Write;
         let mut file = std::fs::OpenOptions::new().create_new(true).write(true).mode(0o600).open(&temporary)?;
@@ -53,27 +44,21 @@ fn save(data_dir: &Path, state: &CliState) -> Result<()> {
 
 /// The data-dir flag every CLI subcommand takes.
 fn data_dir_arg() -> Arg {
-    Arg::new("data-dir").long("data-dir").default_value("~/.malo-browser").help("The daemon's data directory")
+    Arg::new("data-dir").long("data-dir").default_value(DEFAULT_DATA_DIR).help("The daemon's data directory")
 }
 
 /// The `lease` and `session` subcommands and one subcommand per tool.
 pub fn commands(registry: &ToolRegistry) -> Vec<Command> {
+    let session_new = with_schema_args(
+        Command::new("new").about("Open a session (its flags are POST /v1/sessions' fields)").arg(data_dir_arg()),
+        &crate::tools::schema_of::<CreateSession>(),
+    );
     let mut commands = vec![
-        Command::new("lease")
-            .about("Take (or renew) the CLI's lease and print it")
-            .arg(data_dir_arg()),
+        Command::new("lease").about("Take (or renew) the CLI's lease and print it").arg(data_dir_arg()),
         Command::new("session")
-            .about("Open, list and close sessions")
+            .about("Open, list and close sessions (`malo close` also closes the current one)")
             .subcommand_required(true)
-            .subcommand(
-                Command::new("new")
-                    .about("Open a session")
-                    .arg(Arg::new("name").long("name"))
-                    .arg(Arg::new("width").long("width").value_parser(clap::value_parser!(u32)))
-                    .arg(Arg::new("height").long("height").value_parser(clap::value_parser!(u32)))
-                    .arg(Arg::new("profile").long("profile"))
-                    .arg(data_dir_arg()),
-            )
+            .subcommand(session_new)
             .subcommand(Command::new("list").about("List the CLI lease's sessions").arg(data_dir_arg()))
             .subcommand(Command::new("close").about("Close a session").arg(Arg::new("id").required(true)).arg(data_dir_arg())),
     ];
@@ -87,7 +72,12 @@ pub fn commands(registry: &ToolRegistry) -> Vec<Command> {
                     .arg(Arg::new("name").required(true))
                     .arg(Arg::new("origin").long("origin").required(true).help("e.g. https://example.com"))
                     .arg(Arg::new("username").long("username").required(true))
-                    .arg(Arg::new("password-stdin").long("password-stdin").action(ArgAction::SetTrue).help("Read the password from standard input"))
+                    .arg(
+                        Arg::new("password-stdin")
+                            .long("password-stdin")
+                            .action(ArgAction::SetTrue)
+                            .help("Read the password from standard input"),
+                    )
                     .arg(data_dir_arg()),
             )
             .subcommand(Command::new("list").about("Names, origins and usernames (never passwords)").arg(data_dir_arg()))
@@ -101,7 +91,7 @@ pub fn commands(registry: &ToolRegistry) -> Vec<Command> {
 
 fn credentials(matches: &ArgMatches) -> Result<String> {
     let (action, sub) = matches.subcommand().ok_or_else(|| Error::bad_request("use credentials add, list or remove"))?;
-    let data_dir = crate::config::expand_home(sub.get_one::<String>("data-dir").map(String::as_str).unwrap_or("~/.malo-browser"))?;
+    let data_dir = crate::config::expand_home(sub.get_one::<String>("data-dir").map(String::as_str).unwrap_or(DEFAULT_DATA_DIR))?;
     std::fs::create_dir_all(&data_dir).map_err(|error| Error::internal(error.to_string()))?;
     let vault = crate::vault::Vault::new(&data_dir);
     let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
@@ -184,12 +174,17 @@ fn kind_of(property: &Value, root: &Value) -> (Kind, Vec<String>) {
 }
 
 fn tool_command(tool: &ToolDescription) -> Command {
-    let schema = &tool.input_schema;
-    let required: Vec<&str> = schema["required"].as_array().map(|names| names.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-    let mut command = Command::new(tool.name)
+    let command = Command::new(tool.name)
         .about(tool.description)
         .arg(Arg::new("session").short('s').long("session").help("Session id (default: the CLI's newest session)"))
         .arg(data_dir_arg());
+    with_schema_args(command, &tool.input_schema)
+}
+
+/// One flag per property of an input's JSON Schema (`max_chars` -> `--max-chars`).
+fn with_schema_args(mut command: Command, schema: &Value) -> Command {
+    let required: Vec<&str> =
+        schema["required"].as_array().map(|names| names.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
     for (name, property) in schema["properties"].as_object().into_iter().flatten() {
         let (kind, choices) = kind_of(property, schema);
         let description = resolve(property, schema)["description"].as_str().or(property["description"].as_str()).unwrap_or("").to_string();
@@ -227,109 +222,53 @@ fn dispatch(name: &str, matches: &ArgMatches, registry: &ToolRegistry) -> Result
     }
     .get_one::<String>("data-dir")
     .map(String::as_str)
-    .unwrap_or("~/.malo-browser");
+    .unwrap_or(DEFAULT_DATA_DIR);
     let data_dir = crate::config::expand_home(data_dir)?;
-    let (mut state, lease) = connect(&data_dir)?;
+    let lease = connect(&data_dir)?;
     let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
-    match name {
+    let answer = match name {
         "lease" => {
-            let listed = lease.call("GET", "/v1/sessions", None)?;
-            Ok(pretty(&json!({ "lease_id": state.lease_id, "endpoint": state.endpoint, "agent_id": CLI_AGENT, "sessions": listed["sessions"] })))
+            let listed = lease.list_sessions()?;
+            json!({ "lease_id": lease.lease_id, "endpoint": lease.endpoint, "agent_id": CLI_AGENT, "sessions": listed["sessions"] })
         }
         "session" => match matches.subcommand() {
             Some(("new", sub)) => {
-                let mut spec = Map::new();
-                if let Some(name) = sub.get_one::<String>("name") {
-                    spec.insert("name".into(), json!(name));
-                }
-                for key in ["width", "height"] {
-                    if let Some(value) = sub.get_one::<u32>(key) {
-                        spec.insert(key.into(), json!(value));
-                    }
-                }
-                if let Some(profile) = sub.get_one::<String>("profile") {
-                    spec.insert("profile".into(), json!(profile));
-                }
-                let mut created = lease.call("POST", "/v1/sessions", Some(&Value::Object(spec)))?;
-                let id = created["session_id"].as_str().unwrap_or_default().to_string();
-                let token = created["session_token"].as_str().unwrap_or_default().to_string();
-                state.sessions.push((id, token));
-                save(&data_dir, &state)?;
-                if let Some(object) = created.as_object_mut() {
-                    object.remove("session_token");
-                }
-                Ok(pretty(&created))
+                let spec = tool_input(&crate::tools::schema_of::<CreateSession>(), sub)?;
+                lease.open_session(&spec)?
             }
-            Some(("list", _)) => Ok(pretty(&lease.call("GET", "/v1/sessions", None)?)),
-            Some(("close", sub)) => {
-                let id = sub.get_one::<String>("id").cloned().unwrap_or_default();
-                let closed = session_client(&state, &lease, Some(&id))?.1.call("DELETE", &format!("/v1/sessions/{id}"), None)?;
-                state.sessions.retain(|(known, _)| known != &id);
-                save(&data_dir, &state)?;
-                Ok(pretty(&closed))
-            }
-            _ => Err(Error::bad_request("use session new, list or close")),
+            Some(("list", _)) => lease.list_sessions()?,
+            Some(("close", sub)) => lease.close_session(sub.get_one::<String>("id").map(String::as_str).unwrap_or_default())?,
+            _ => return Err(Error::bad_request("use session new, list or close")),
         },
         tool => {
             let description = registry.get(tool)?;
             let input = tool_input(&description.input_schema, matches)?;
-            let (id, client) = session_client(&state, &lease, matches.get_one::<String>("session"))?;
-            let answer = client.call("POST", &format!("/v1/sessions/{id}/tools/{tool}"), Some(&input))?;
-            if tool == "close" {
-                state.sessions.retain(|(known, _)| known != &id);
-                save(&data_dir, &state)?;
-            }
-            let output: crate::tools::ToolOutput = serde_json::from_value(answer)
-                .map_err(|error| Error::internal(format!("the daemon's answer is unreadable: {error}")))?;
+            let (id, _) = lease.session(matches.get_one::<String>("session").map(String::as_str))?;
+            let output = lease.call_tool(&id, tool, &input);
+            save(&data_dir, &lease)?;
             // The result as the tool gave it, with `tab` and `seq` beside its fields.
-            let result = output.flattened();
+            let result = output?.flattened();
             if tool == "snapshot" && result["format"] == "text" {
                 return Ok(result["text"].as_str().unwrap_or("").trim_end().to_string());
             }
             if result.get("ok") == Some(&Value::Bool(false)) {
-                return Err(Error::new(
-                    crate::error::ErrorCode::AssertionFailed,
-                    format!("{tool} did not pass:\n{}", pretty(&result)),
-                ));
+                return Err(Error::new(crate::error::ErrorCode::AssertionFailed, format!("{tool} did not pass:\n{}", pretty(&result))));
             }
-            Ok(pretty(&result))
+            return Ok(pretty(&result));
         }
-    }
-}
-
-/// The daemon (started if needed) and the CLI's lease, renewed on every run.
-fn connect(data_dir: &Path) -> Result<(CliState, ApiClient)> {
-    let (_info, broker) = ensure_broker(data_dir)?;
-    let mut state = load(data_dir);
-    let grant = broker.call("POST", "/v1/leases", Some(&json!({ "agent_id": CLI_AGENT })))?;
-    let lease_id = grant["lease_id"].as_str().map(str::to_string);
-    if state.lease_id != lease_id {
-        // A new lease: the sessions of an old one are gone.
-        state.sessions.clear();
-    }
-    state.lease_id = lease_id;
-    state.endpoint = grant["endpoint"].as_str().map(str::to_string);
-    state.token = grant["token"].as_str().map(str::to_string);
-    save(data_dir, &state)?;
-    let lease = ApiClient::new(state.endpoint.as_deref().unwrap_or_default(), vec![("x-malo-lease-token", state.token.clone().unwrap_or_default())]);
-    Ok((state, lease))
-}
-
-fn session_client(state: &CliState, lease: &ApiClient, wanted: Option<&String>) -> Result<(String, ApiClient)> {
-    let found = match wanted {
-        Some(id) => state.sessions.iter().find(|(known, _)| known == id),
-        None => state.sessions.last(),
     };
-    let (id, token) = found.ok_or_else(|| {
-        Error::new(
-            crate::error::ErrorCode::SessionNotFound,
-            match wanted {
-                Some(id) => format!("the CLI did not open session {id}; open one with `malo session new`"),
-                None => "no session yet; open one with `malo session new`".to_string(),
-            },
-        )
-    })?;
-    Ok((id.clone(), lease.with_header("x-malo-session-token", token.clone())))
+    save(&data_dir, &lease)?;
+    Ok(pretty(&answer))
+}
+
+/// The daemon (started if needed) and the CLI's lease, renewed on every run, with the
+/// sessions an earlier run opened under it.
+fn connect(data_dir: &Path) -> Result<LeaseClient> {
+    let (_info, broker) = ensure_broker(data_dir)?;
+    let lease = LeaseClient::take(&broker, CLI_AGENT)?;
+    lease.adopt(&load(data_dir));
+    save(data_dir, &lease)?;
+    Ok(lease)
 }
 
 fn tool_input(schema: &Value, matches: &ArgMatches) -> Result<Value> {

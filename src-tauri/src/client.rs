@@ -3,6 +3,7 @@
 //! with their `E_*` codes.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -27,10 +28,7 @@ impl std::fmt::Debug for ApiClient {
 impl ApiClient {
     /// A client of `base` (`http://127.0.0.1:<port>`) sending `headers` with every request.
     pub fn new(base: &str, headers: Vec<(&'static str, String)>) -> ApiClient {
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(180)))
-            .build();
+        let config = ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(180))).build();
         ApiClient { agent: config.into(), base: base.trim_end_matches('/').to_string(), headers }
     }
 
@@ -81,6 +79,149 @@ impl ApiClient {
     }
 }
 
+/// A lease taken through the HTTP API, with the tokens of the sessions it opened: the one
+/// bookkeeping of session tokens the CLI and `malo mcp` share. Cheap to clone; clones
+/// share the token book.
+#[derive(Clone)]
+pub struct LeaseClient {
+    /// The lease.
+    pub lease_id: String,
+    /// Its endpoint.
+    pub endpoint: String,
+    /// When the daemon said it expires (RFC 3339), to pace heartbeats.
+    pub expires_at: String,
+    token: String,
+    api: ApiClient,
+    // A std mutex: a short list, copied in and out, never held across a request.
+    sessions: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+impl std::fmt::Debug for LeaseClient {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("LeaseClient").field("lease_id", &self.lease_id).field("endpoint", &self.endpoint).finish_non_exhaustive()
+    }
+}
+
+/// What the CLI keeps of its lease between runs (`cli.json`, mode 0600).
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SavedLease {
+    /// The lease.
+    pub lease_id: Option<String>,
+    /// Its endpoint.
+    pub endpoint: Option<String>,
+    /// Its token.
+    pub token: Option<String>,
+    /// Session id and session token of each session it opened, oldest first.
+    pub sessions: Vec<(String, String)>,
+}
+
+impl LeaseClient {
+    /// Takes (or renews) the lease of `agent_id` from the broker.
+    pub fn take(broker: &ApiClient, agent_id: &str) -> Result<LeaseClient> {
+        let grant = broker.call("POST", "/v1/leases", Some(&serde_json::json!({ "agent_id": agent_id })))?;
+        let text = |field: &str| grant[field].as_str().unwrap_or_default().to_string();
+        let token = text("token");
+        Ok(LeaseClient {
+            lease_id: text("lease_id"),
+            endpoint: text("endpoint"),
+            expires_at: text("expires_at"),
+            api: ApiClient::new(&text("endpoint"), vec![("x-malo-lease-token", token.clone())]),
+            token,
+            sessions: Arc::default(),
+        })
+    }
+
+    /// The sessions a previous run of the same lease opened (when the lease is the same).
+    pub fn adopt(&self, saved: &SavedLease) {
+        if saved.lease_id.as_deref() == Some(self.lease_id.as_str()) {
+            *self.book() = saved.sessions.clone();
+        }
+    }
+
+    /// What to save for a later run.
+    pub fn saved(&self) -> SavedLease {
+        SavedLease {
+            lease_id: Some(self.lease_id.clone()),
+            endpoint: Some(self.endpoint.clone()),
+            token: Some(self.token.clone()),
+            sessions: self.book().clone(),
+        }
+    }
+
+    fn book(&self) -> std::sync::MutexGuard<'_, Vec<(String, String)>> {
+        self.sessions.lock().expect("session tokens poisoned")
+    }
+
+    /// The lease endpoint's client (lease token only).
+    pub fn api(&self) -> &ApiClient {
+        &self.api
+    }
+
+    /// Opens a session (`spec` is `POST /v1/sessions`' body) and keeps its token; answers
+    /// the session's summary without the token.
+    pub fn open_session(&self, spec: &Value) -> Result<Value> {
+        let mut created = self.api.call("POST", "/v1/sessions", Some(spec))?;
+        let id = created["session_id"].as_str().unwrap_or_default().to_string();
+        let token = created["session_token"].as_str().unwrap_or_default().to_string();
+        self.book().push((id, token));
+        if let Some(object) = created.as_object_mut() {
+            object.remove("session_token");
+        }
+        Ok(created)
+    }
+
+    /// The ids of the sessions it opened, oldest first.
+    pub fn session_ids(&self) -> Vec<String> {
+        self.book().iter().map(|(id, _)| id.clone()).collect()
+    }
+
+    /// A client of session `wanted` (default: the newest it opened).
+    pub fn session(&self, wanted: Option<&str>) -> Result<(String, ApiClient)> {
+        let book = self.book();
+        let found = match wanted {
+            Some(id) => book.iter().find(|(known, _)| known == id),
+            None => book.last(),
+        };
+        let (id, token) = found.cloned().ok_or_else(|| {
+            Error::new(
+                ErrorCode::SessionNotFound,
+                match wanted {
+                    Some(id) => format!("session {id} was not opened here; open one with session new"),
+                    None => "no session yet; open one with session new".to_string(),
+                },
+            )
+        })?;
+        Ok((id, self.api.with_header("x-malo-session-token", token)))
+    }
+
+    /// Calls a tool on a session it opened; forgets the session when the tool closed it.
+    pub fn call_tool(&self, session: &str, tool: &str, input: &Value) -> Result<crate::tools::ToolOutput> {
+        let (id, client) = self.session(Some(session))?;
+        let answer = client.call("POST", &format!("/v1/sessions/{id}/tools/{tool}"), Some(input))?;
+        if tool == "close" {
+            self.forget(&id);
+        }
+        serde_json::from_value(answer).map_err(|error| Error::internal(format!("the daemon's answer is unreadable: {error}")))
+    }
+
+    /// Closes a session it opened.
+    pub fn close_session(&self, session: &str) -> Result<Value> {
+        let (id, client) = self.session(Some(session))?;
+        let closed = client.call("DELETE", &format!("/v1/sessions/{id}"), None);
+        self.forget(&id);
+        closed
+    }
+
+    /// The lease's sessions, as the daemon lists them.
+    pub fn list_sessions(&self) -> Result<Value> {
+        self.api.call("GET", "/v1/sessions", None)
+    }
+
+    fn forget(&self, session: &str) {
+        self.book().retain(|(known, _)| known != session);
+    }
+}
+
 /// The broker of `data_dir`, if a healthy daemon runs there.
 pub fn running_broker(data_dir: &Path) -> Option<(BrokerInfo, ApiClient)> {
     let info = read_broker_file(&data_dir.join("broker.json"))?;
@@ -115,10 +256,7 @@ pub fn ensure_broker(data_dir: &Path) -> Result<(BrokerInfo, ApiClient)> {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    Err(Error::new(
-        ErrorCode::EngineUnavailable,
-        format!("the daemon did not start within 60 s; see {}", log.display()),
-    ))
+    Err(Error::new(ErrorCode::EngineUnavailable, format!("the daemon did not start within 60 s; see {}", log.display())))
 }
 
 /// Runs the daemon in its own session, so it outlives the client that started it.

@@ -7,6 +7,9 @@ use clap::Args;
 
 use crate::error::{Error, Result};
 
+/// Where all state lives unless `--data-dir` says otherwise (`~` is expanded).
+pub const DEFAULT_DATA_DIR: &str = "~/.malo-browser";
+
 /// The default download budget of a session: 1 GiB.
 pub const DEFAULT_MAX_DOWNLOAD_BYTES: u64 = 1 << 30;
 
@@ -16,7 +19,7 @@ pub struct DaemonArgs {
     /// Port of the broker on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 7410)]
     pub daemon_port: u16,
-    /// First port of the lease pool.
+    /// First port of the lease pool (0, with --port-max 0: any free port the system gives).
     #[arg(long, default_value_t = 7411)]
     pub port_min: u16,
     /// Last port of the lease pool (inclusive).
@@ -35,7 +38,7 @@ pub struct DaemonArgs {
     #[arg(long, default_value_t = DEFAULT_MAX_DOWNLOAD_BYTES)]
     pub max_download_bytes: u64,
     /// Where all state lives: broker.json, logs, leases, profiles. `~` is expanded.
-    #[arg(long, default_value = "~/.malo-browser")]
+    #[arg(long, default_value = DEFAULT_DATA_DIR)]
     pub data_dir: String,
 }
 
@@ -63,19 +66,18 @@ pub struct Settings {
 impl Settings {
     /// Checks the flags and expands the data directory.
     pub fn from_args(args: &DaemonArgs) -> Result<Settings> {
-        if args.port_min == 0 || args.port_min > args.port_max {
+        let any_port = args.port_min == 0 && args.port_max == 0;
+        if !any_port && (args.port_min == 0 || args.port_min > args.port_max) {
             return Err(Error::bad_request(format!(
-                "--port-min ({}) must be at least 1 and not above --port-max ({})",
+                "--port-min ({}) must be at least 1 and not above --port-max ({}); 0 and 0 mean any free port",
                 args.port_min, args.port_max
             )));
         }
-        if args.daemon_port != 0 && (args.port_min..=args.port_max).contains(&args.daemon_port) {
+        if args.daemon_port != 0 && !any_port && (args.port_min..=args.port_max).contains(&args.daemon_port) {
             return Err(Error::bad_request("--daemon-port must lie outside the lease port pool"));
         }
         if args.lease_ttl_seconds == 0 || args.session_idle_seconds == 0 {
-            return Err(Error::bad_request(
-                "--lease-ttl-seconds and --session-idle-seconds must be at least 1",
-            ));
+            return Err(Error::bad_request("--lease-ttl-seconds and --session-idle-seconds must be at least 1"));
         }
         if args.max_sessions == 0 {
             return Err(Error::bad_request("--max-sessions must be at least 1"));
@@ -96,8 +98,7 @@ impl Settings {
 /// `~` or `~/x` -> `$HOME/x`; relative paths are made absolute against the current directory.
 pub fn expand_home(path: &str) -> Result<PathBuf> {
     let expanded = if path == "~" || path.starts_with("~/") {
-        let home = std::env::var_os("HOME")
-            .ok_or_else(|| Error::bad_request("--data-dir uses ~ but HOME is not set"))?;
+        let home = std::env::var_os("HOME").ok_or_else(|| Error::bad_request("--data-dir uses ~ but HOME is not set"))?;
         PathBuf::from(home).join(path.trim_start_matches('~').trim_start_matches('/'))
     } else {
         PathBuf::from(path)
@@ -105,8 +106,7 @@ pub fn expand_home(path: &str) -> Result<PathBuf> {
     if expanded.is_absolute() {
         Ok(expanded)
     } else {
-        let current = std::env::current_dir()
-            .map_err(|error| Error::internal(format!("cannot read the current directory: {error}")))?;
+        let current = std::env::current_dir().map_err(|error| Error::internal(format!("cannot read the current directory: {error}")))?;
         Ok(current.join(expanded))
     }
 }
@@ -126,12 +126,10 @@ mod tests {
     fn defaults_match_the_contract() {
         let harness = Harness::parse_from(["malo"]);
         let args = harness.args;
-        assert_eq!(
-            (args.daemon_port, args.port_min, args.port_max),
-            (7410, 7411, 7499)
-        );
+        assert_eq!((args.daemon_port, args.port_min, args.port_max), (7410, 7411, 7499));
         assert_eq!((args.lease_ttl_seconds, args.session_idle_seconds, args.max_sessions), (300, 300, 4));
-        assert_eq!(args.data_dir, "~/.malo-browser");
+        assert_eq!(args.data_dir, DEFAULT_DATA_DIR);
+        assert_eq!(DEFAULT_DATA_DIR, "~/.malo-browser");
     }
 
     #[test]

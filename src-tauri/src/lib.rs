@@ -22,6 +22,9 @@ pub mod tools;
 pub mod urls;
 pub mod vault;
 
+#[cfg(test)]
+mod layering;
+
 use clap::{Parser, Subcommand};
 
 /// Command line of the `malo` binary.

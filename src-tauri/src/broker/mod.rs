@@ -21,7 +21,14 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::events::SeqCounter;
 use crate::secret::{random_hex, Token};
 use crate::session::{Owner, SessionSummary, SessionTable};
-use crate::tools::ToolRegistry;
+
+/// Starts the HTTP server of a lease on its listener, serving until the future resolves.
+/// The daemon (`app.rs`) provides it, so that the broker never knows HTTP.
+pub type LeaseServerSpawner = Arc<
+    dyn Fn(tokio::net::TcpListener, Arc<Lease>, std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>) -> JoinHandle<()>
+        + Send
+        + Sync,
+>;
 
 /// What a lease request answers (the token is shown to its owner only here).
 #[derive(Debug, Clone, Serialize)]
@@ -135,7 +142,6 @@ impl Lease {
 }
 
 /// The lease table and everything a lease needs to be created.
-#[derive(Debug)]
 pub struct Broker {
     /// Daemon settings.
     pub settings: Settings,
@@ -143,7 +149,7 @@ pub struct Broker {
     pub token: Token,
     engine: EngineHandle,
     seq: Arc<SeqCounter>,
-    registry: Arc<ToolRegistry>,
+    lease_servers: LeaseServerSpawner,
     /// Notified when leases or sessions change (the tray listens).
     pub changes: Arc<Notify>,
     /// The daemon's named profiles.
@@ -155,9 +161,15 @@ pub struct Broker {
     shutting_down: AtomicBool,
 }
 
+impl std::fmt::Debug for Broker {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Broker").field("settings", &self.settings).finish_non_exhaustive()
+    }
+}
+
 impl Broker {
-    /// A broker with no leases.
-    pub fn new(settings: Settings, engine: EngineHandle, registry: Arc<ToolRegistry>) -> Broker {
+    /// A broker with no leases; `lease_servers` starts each lease's HTTP server.
+    pub fn new(settings: Settings, engine: EngineHandle, lease_servers: LeaseServerSpawner) -> Broker {
         Broker {
             profiles: Arc::new(crate::session::ProfileStore::new(settings.data_dir.join("profiles"))),
             vault: Arc::new(crate::vault::Vault::new(&settings.data_dir)),
@@ -165,7 +177,7 @@ impl Broker {
             token: Token::generate(),
             engine,
             seq: Arc::new(SeqCounter::default()),
-            registry,
+            lease_servers,
             changes: Arc::new(Notify::new()),
             leases: Mutex::default(),
             shutting_down: AtomicBool::new(false),
@@ -215,9 +227,13 @@ impl Broker {
         });
         lease.renew(self.settings.lease_ttl);
         let (stop, stopped) = oneshot::channel();
-        let task = crate::http::spawn_lease_server(listener, lease.clone(), self.registry.clone(), async {
-            let _ = stopped.await;
-        });
+        let task = (self.lease_servers)(
+            listener,
+            lease.clone(),
+            Box::pin(async {
+                let _ = stopped.await;
+            }),
+        );
         *lease.server.lock().expect("lease server poisoned") = Some(LeaseServer { stop, task });
         leases.insert(id, lease.clone());
         drop(leases);
@@ -226,20 +242,26 @@ impl Broker {
         Ok(lease.grant())
     }
 
-    /// The first pool port that is neither leased nor taken by another program.
+    /// The first pool port that is neither leased nor taken by another program (with a
+    /// pool of 0-0, any free port).
     fn bind_free_port(&self, leases: &HashMap<String, Arc<Lease>>) -> Result<(u16, tokio::net::TcpListener)> {
+        let listen = |port: u16| {
+            let listener = std::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))?;
+            listener.set_nonblocking(true)?;
+            let listener = tokio::net::TcpListener::from_std(listener)?;
+            let port = listener.local_addr()?.port();
+            Ok::<_, std::io::Error>((port, listener))
+        };
+        if (self.settings.port_min, self.settings.port_max) == (0, 0) {
+            return listen(0).map_err(|error| Error::internal(format!("cannot listen on a free port: {error}")));
+        }
         for port in self.settings.port_min..=self.settings.port_max {
             if leases.values().any(|lease| lease.port == port) {
                 continue;
             }
-            let Ok(listener) = std::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port))) else {
-                continue;
-            };
-            let listener = listener
-                .set_nonblocking(true)
-                .and_then(|()| tokio::net::TcpListener::from_std(listener))
-                .map_err(|error| Error::internal(format!("cannot listen on port {port}: {error}")))?;
-            return Ok((port, listener));
+            if let Ok(bound) = listen(port) {
+                return Ok(bound);
+            }
         }
         Err(Error::new(
             ErrorCode::PoolExhausted,
@@ -351,15 +373,12 @@ impl Broker {
 
 /// Agent ids: 1 to 128 characters of letters, digits and `. _ - : @ /`.
 fn check_agent_id(agent_id: &str) -> Result<()> {
-    let valid = !agent_id.is_empty()
-        && agent_id.len() <= 128
-        && agent_id.chars().all(|c| c.is_ascii_alphanumeric() || "._-:@/".contains(c));
+    let valid =
+        !agent_id.is_empty() && agent_id.len() <= 128 && agent_id.chars().all(|c| c.is_ascii_alphanumeric() || "._-:@/".contains(c));
     if valid {
         Ok(())
     } else {
-        Err(Error::bad_request(
-            "agent_id must be 1 to 128 characters of letters, digits and . _ - : @ /",
-        ))
+        Err(Error::bad_request("agent_id must be 1 to 128 characters of letters, digits and . _ - : @ /"))
     }
 }
 

@@ -20,11 +20,10 @@ use axum::{middleware, Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
 
 use self::auth::{BrokerAuth, LeaseAuth, SessionAuth};
-pub use self::guard::MAX_BODY_BYTES;
 use self::guard::ApiJson;
+pub use self::guard::MAX_BODY_BYTES;
 use crate::broker::{Broker, Lease};
 use crate::error::Result;
 use crate::session::CreateSession;
@@ -64,7 +63,10 @@ pub fn lease_router(lease: Arc<Lease>, registry: Arc<ToolRegistry>) -> Router {
     let router = Router::new()
         .route("/v1/health", get(health))
         .route("/v1/tools", get(list_tools))
-        .route("/v1/openapi.json", get(|State(state): State<LeaseState>| async move { Json(openapi::document(openapi::Endpoint::Lease, &state.registry)) }))
+        .route(
+            "/v1/openapi.json",
+            get(|State(state): State<LeaseState>| async move { Json(openapi::document(openapi::Endpoint::Lease, &state.registry)) }),
+        )
         .route("/v1/sessions", post(create_session).get(list_sessions))
         .route("/v1/profiles", get(list_profiles))
         .route("/v1/profiles/{name}", delete(delete_profile))
@@ -90,9 +92,7 @@ fn mcp_service(lease: Arc<Lease>, registry: Arc<ToolRegistry>) -> Router {
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );
-    Router::new()
-        .fallback_service(service)
-        .layer(middleware::from_fn_with_state(lease, auth::require_lease_token))
+    Router::new().fallback_service(service).layer(middleware::from_fn_with_state(lease, auth::require_lease_token))
 }
 
 /// Guards and fallbacks every router shares.
@@ -114,16 +114,6 @@ pub async fn serve(listener: TcpListener, router: Router, shutdown: impl Future<
     }
 }
 
-/// Starts a lease's server on the current runtime.
-pub fn spawn_lease_server(
-    listener: TcpListener,
-    lease: Arc<Lease>,
-    registry: Arc<ToolRegistry>,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> JoinHandle<()> {
-    tokio::spawn(serve(listener, lease_router(lease, registry), shutdown))
-}
-
 async fn health() -> Json<Value> {
     Json(json!({ "ok": true, "service": "malo-browser", "version": env!("CARGO_PKG_VERSION") }))
 }
@@ -134,11 +124,7 @@ struct LeaseRequest {
     agent_id: String,
 }
 
-async fn create_lease(
-    State(state): State<BrokerState>,
-    _auth: BrokerAuth,
-    ApiJson(request): ApiJson<LeaseRequest>,
-) -> Result<Json<Value>> {
+async fn create_lease(State(state): State<BrokerState>, _auth: BrokerAuth, ApiJson(request): ApiJson<LeaseRequest>) -> Result<Json<Value>> {
     let grant = state.broker.acquire(&request.agent_id)?;
     Ok(Json(serde_json::to_value(grant).map_err(|error| crate::error::Error::internal(error.to_string()))?))
 }

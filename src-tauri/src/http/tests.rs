@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use tower::ServiceExt;
 
 use super::{broker_router, lease_router};
-use crate::broker::Broker;
+use crate::broker::{Broker, LeaseServerSpawner};
 use crate::config::Settings;
 use crate::engine::{Command, EngineHandle};
 use crate::error::Error;
@@ -57,19 +57,25 @@ impl Drop for TempDir {
 impl Wire {
     fn new() -> Wire {
         let dir = std::env::temp_dir().join(format!("malo-http-test-{}", crate::secret::random_hex(6)));
-        // Lease servers bind for real: take a free range high up.
-        let base = 40_000 + (std::process::id() % 2_000) as u16 * 10;
+        // Lease ports are bound for real (any free port); requests go to the routers
+        // directly, so no server runs on them.
         let settings = Settings {
             daemon_port: BROKER_PORT,
-            port_min: base,
-            port_max: base + 9,
+            port_min: 0,
+            port_max: 0,
             lease_ttl: Duration::from_secs(60),
             session_idle: Duration::from_secs(60),
             max_sessions: 2,
             max_download_bytes: 1 << 20,
             data_dir: dir.clone(),
         };
-        let broker = Arc::new(Broker::new(settings, fake_engine(), Arc::new(ToolRegistry::standard())));
+        let no_server: LeaseServerSpawner = Arc::new(|listener, _lease, shutdown| {
+            tokio::spawn(async move {
+                shutdown.await;
+                drop(listener);
+            })
+        });
+        let broker = Arc::new(Broker::new(settings, fake_engine(), no_server));
         Wire { broker, _dir: TempDir(dir) }
     }
 
@@ -122,10 +128,9 @@ impl Call {
             request = request.header(*name, value);
         }
         let request = match self.body {
-            Some((content_type, body)) => request
-                .header("content-type", content_type)
-                .header("content-length", body.len())
-                .body(Body::from(body)),
+            Some((content_type, body)) => {
+                request.header("content-type", content_type).header("content-length", body.len()).body(Body::from(body))
+            }
             None => request.body(Body::empty()),
         }
         .unwrap();
@@ -185,10 +190,12 @@ async fn each_layer_takes_only_its_own_token() {
     let path = format!("/v1/sessions/{}", first["session_id"].as_str().unwrap());
     let first_token = first["session_token"].as_str().unwrap();
     let second_token = second["session_token"].as_str().unwrap();
-    let (status, body) = call("GET", &path, port).header("x-malo-lease-token", &lease_token).header("x-malo-session-token", first_token).send(&lease).await;
+    let (status, body) =
+        call("GET", &path, port).header("x-malo-lease-token", &lease_token).header("x-malo-session-token", first_token).send(&lease).await;
     assert_eq!(status, StatusCode::OK);
     assert!(body.get("session_token").is_none(), "a summary never repeats the token");
-    let (status, _) = call("GET", &path, port).header("x-malo-lease-token", &lease_token).header("x-malo-session-token", second_token).send(&lease).await;
+    let (status, _) =
+        call("GET", &path, port).header("x-malo-lease-token", &lease_token).header("x-malo-session-token", second_token).send(&lease).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     let (status, _) = call("GET", &path, port).header("x-malo-session-token", first_token).send(&lease).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);

@@ -13,8 +13,8 @@ pub use stdio::{run, McpArgs};
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -75,6 +75,11 @@ impl<B: Backend> McpServer<B> {
                     "type": "string",
                     "description": "The session to use (from browser_session_new); omitted: this connection's default session, created on first use."
                 });
+                if tool.name == "snapshot" {
+                    // Over MCP a snapshot is text unless asked otherwise (models read it best).
+                    properties["format"]["default"] = json!("text");
+                    properties["format"]["description"] = json!("`text` (the default over MCP: one line per element) or `json`.");
+                }
                 Tool::new(format!("{PREFIX}{}", tool.name), tool.description, Arc::new(schema))
             })
             .collect();
@@ -82,12 +87,7 @@ impl<B: Backend> McpServer<B> {
         tools.push(Tool::new(
             "browser_session_new",
             "Open a new isolated browsing session (its own cookies, storage and files). Returns its id; pass it as `session` to other tools.",
-            object(json!({ "type": "object", "properties": {
-                "name": { "type": "string", "description": "A name for people and logs." },
-                "width": { "type": "integer", "minimum": 100, "maximum": 4096 },
-                "height": { "type": "integer", "minimum": 100, "maximum": 4096 },
-                "profile": { "type": "string", "description": "A named persistent login profile." }
-            }, "additionalProperties": false })),
+            object(crate::tools::schema_of::<crate::session::CreateSession>()),
         ));
         tools.push(Tool::new(
             "browser_session_list",
@@ -183,7 +183,12 @@ fn shape(tool: &str, mut result: Value) -> CallToolResult {
     let mut content = Vec::new();
     if tool == "snapshot" && result.get("format") == Some(&json!("text")) {
         // The text as the model reads it, and where it came from (seed 002: tab and seq).
-        let text = format!("{}\n[tab {} \u{b7} seq {}]", result["text"].as_str().unwrap_or("").trim_end(), result["tab"].as_str().unwrap_or("-"), result["seq"]);
+        let text = format!(
+            "{}\n[tab {} \u{b7} seq {}]",
+            result["text"].as_str().unwrap_or("").trim_end(),
+            result["tab"].as_str().unwrap_or("-"),
+            result["seq"]
+        );
         content.push(ContentBlock::text(text));
     } else if let Some(screenshot) = result.get_mut("screenshot").filter(|shot| shot.is_object()).map(Value::take) {
         content.push(ContentBlock::image(
@@ -245,11 +250,7 @@ impl<B: Backend> ServerHandler for McpServer<B> {
         let name = request.name.to_string();
         let known = self.tools().iter().any(|tool| tool.name == name);
         if !known {
-            return Ok(error_result(&Error::new(
-                crate::error::ErrorCode::UnknownTool,
-                format!("there is no tool named {name:?}"),
-            ))
-            .into());
+            return Ok(error_result(&Error::new(crate::error::ErrorCode::UnknownTool, format!("there is no tool named {name:?}"))).into());
         }
         let arguments = request.arguments.unwrap_or_default();
         Ok(match self.dispatch(&name, arguments).await {

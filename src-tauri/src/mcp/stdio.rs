@@ -18,7 +18,7 @@ use crate::tools::ToolRegistry;
 #[derive(Debug, Clone, Args)]
 pub struct McpArgs {
     /// The daemon's data directory (as `malo daemon --data-dir`).
-    #[arg(long, default_value = "~/.malo-browser")]
+    #[arg(long, default_value = crate::config::DEFAULT_DATA_DIR)]
     pub data_dir: String,
     /// The agent id of the lease (default: the MCP client's name and a random suffix).
     #[arg(long)]
@@ -52,10 +52,8 @@ async fn serve(args: McpArgs, data_dir: PathBuf) -> Result<()> {
     let backend = Arc::new(HttpBackend::new(broker.clone(), args.agent_id.clone()));
     let options = SessionOptions { width: args.width, height: args.height, profile: args.profile.clone() };
     let server = McpServer::new(backend.clone(), ToolRegistry::standard().catalogue(), options);
-    let service = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|error| Error::internal(format!("MCP handshake failed: {error}")))?;
+    let service =
+        server.serve(rmcp::transport::stdio()).await.map_err(|error| Error::internal(format!("MCP handshake failed: {error}")))?;
     let heartbeat = tokio::spawn(keep_lease_alive(backend.clone(), broker.clone()));
     let cancel = service.cancellation_token();
     tokio::select! {

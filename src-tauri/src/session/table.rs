@@ -16,8 +16,12 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::events::{EventLog, SeqCounter};
 use crate::secret::{random_hex, Token};
 
-/// Smallest and largest viewport side accepted.
-const VIEWPORT_RANGE: std::ops::RangeInclusive<u32> = 100..=4096;
+/// Smallest viewport side accepted, in CSS pixels.
+const VIEWPORT_MIN: u32 = 100;
+/// Largest viewport side accepted, in CSS pixels.
+const VIEWPORT_MAX: u32 = 4096;
+/// Viewport sides accepted.
+const VIEWPORT_RANGE: std::ops::RangeInclusive<u32> = VIEWPORT_MIN..=VIEWPORT_MAX;
 
 /// `POST /v1/sessions` body.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -29,11 +33,11 @@ pub struct CreateSession {
     pub name: Option<String>,
     /// Viewport width in CSS pixels (default 1280).
     #[serde(default)]
-    #[schemars(range(min = 100, max = 4096))]
+    #[schemars(range(min = VIEWPORT_MIN, max = VIEWPORT_MAX))]
     pub width: Option<u32>,
     /// Viewport height in CSS pixels (default 800).
     #[serde(default)]
-    #[schemars(range(min = 100, max = 4096))]
+    #[schemars(range(min = VIEWPORT_MIN, max = VIEWPORT_MAX))]
     pub height: Option<u32>,
     /// A named persistent login profile (lowercase letters, digits, `.`, `_`, `-`; at most
     /// 64 characters): sessions with the same profile share cookies and storage, which
@@ -171,8 +175,7 @@ impl SessionTable {
     async fn open(&self, name: String, width: u32, height: u32, profile: Option<String>) -> Result<Arc<Session>> {
         let id = format!("sess-{}", random_hex(8));
         let mut dirs = SessionDirs::new(&self.lease_dir, &id);
-        dirs.create()
-            .map_err(|error| Error::internal(format!("cannot create the session directories: {error}")))?;
+        dirs.create().map_err(|error| Error::internal(format!("cannot create the session directories: {error}")))?;
         if let Some(profile) = &profile {
             match self.profiles.acquire(profile) {
                 Ok(profile_dir) => dirs.web_data = profile_dir,
@@ -228,9 +231,11 @@ impl SessionTable {
     /// The session with this id.
     pub fn get(&self, session_id: &str) -> Result<Arc<Session>> {
         let state = self.state.lock().expect("session table poisoned");
-        state.sessions.get(session_id).cloned().ok_or_else(|| {
-            Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in this lease"))
-        })
+        state
+            .sessions
+            .get(session_id)
+            .cloned()
+            .ok_or_else(|| Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in this lease")))
     }
 
     /// All sessions, oldest first.
@@ -246,9 +251,10 @@ impl SessionTable {
     pub async fn close(&self, session_id: &str, reason: &str) -> Result<()> {
         let session = {
             let mut state = self.state.lock().expect("session table poisoned");
-            state.sessions.remove(session_id).ok_or_else(|| {
-                Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in this lease"))
-            })?
+            state
+                .sessions
+                .remove(session_id)
+                .ok_or_else(|| Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in this lease")))?
         };
         tracing::info!(session = %session_id, lease = %self.lease_id, reason, "closing session");
         self.dispose(&session).await;
@@ -285,12 +291,8 @@ impl SessionTable {
 
     /// Closes sessions idle for longer than `limit`.
     pub async fn close_idle(&self, limit: Duration) {
-        let idle: Vec<String> = self
-            .list()
-            .into_iter()
-            .filter(|session| session.idle_for() >= limit)
-            .map(|session| session.id.clone())
-            .collect();
+        let idle: Vec<String> =
+            self.list().into_iter().filter(|session| session.idle_for() >= limit).map(|session| session.id.clone()).collect();
         for id in idle {
             let _ = self.close(&id, "idle").await;
         }

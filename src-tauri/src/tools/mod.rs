@@ -128,9 +128,8 @@ impl Tool {
     {
         let handle = Arc::new(handle);
         let parse: Parser = Arc::new(move |raw| {
-            let input: Input = serde_json::from_value(raw).map_err(|error| {
-                Error::bad_request(format!("invalid input for {name}: {error}"))
-            })?;
+            let input: Input =
+                serde_json::from_value(raw).map_err(|error| Error::bad_request(format!("invalid input for {name}: {error}")))?;
             let handle = handle.clone();
             let prepared: Prepared = Box::new(move |context| {
                 Box::pin(async move {
@@ -140,7 +139,7 @@ impl Tool {
             });
             Ok(prepared)
         });
-        let mut input_schema = input_schema::<Input>();
+        let mut input_schema = schema_of::<Input>();
         if scope != Scope::Session {
             add_tab_property(&mut input_schema);
         }
@@ -148,8 +147,9 @@ impl Tool {
     }
 }
 
-/// The JSON Schema of a tool input, without the meta-schema line.
-fn input_schema<Input: JsonSchema>() -> Value {
+/// The JSON Schema of an input type, without the meta-schema line: what the registry,
+/// MCP and the CLI describe inputs with.
+pub fn schema_of<Input: JsonSchema>() -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(Input)).unwrap_or_else(|_| json!({}));
     if let Some(object) = schema.as_object_mut() {
         object.remove("$schema");
@@ -219,7 +219,16 @@ impl ToolRegistry {
         let mut tools = vec![navigate::tool(), history::tool(), snapshot::tool(), observe::tool()];
         tools.extend(read::tools());
         tools.extend(actions::tools());
-        tools.extend([dialog::tool(), assert::tool(), run_steps::tool(), login::tool(), watch::tool(), profiles::tool(), events::tool(), close::tool()]);
+        tools.extend([
+            dialog::tool(),
+            assert::tool(),
+            run_steps::tool(),
+            login::tool(),
+            watch::tool(),
+            profiles::tool(),
+            events::tool(),
+            close::tool(),
+        ]);
         ToolRegistry { tools }
     }
 
@@ -227,19 +236,16 @@ impl ToolRegistry {
     pub fn catalogue(&self) -> Vec<ToolDescription> {
         self.tools
             .iter()
-            .map(|tool| ToolDescription {
-                name: tool.name,
-                description: tool.description,
-                input_schema: tool.input_schema.clone(),
-            })
+            .map(|tool| ToolDescription { name: tool.name, description: tool.description, input_schema: tool.input_schema.clone() })
             .collect()
     }
 
     /// A tool by name.
     pub fn get(&self, name: &str) -> Result<&Tool> {
-        self.tools.iter().find(|tool| tool.name == name).ok_or_else(|| {
-            Error::new(ErrorCode::UnknownTool, format!("there is no tool named {name:?}; GET /v1/tools lists them"))
-        })
+        self.tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .ok_or_else(|| Error::new(ErrorCode::UnknownTool, format!("there is no tool named {name:?}; GET /v1/tools lists them")))
     }
 
     /// Calls a tool: parses its input strictly, resolves its tab, takes the tab's call
@@ -277,7 +283,11 @@ impl ToolRegistry {
                 let tab = match (locking, &context.tab) {
                     (Locking::Held, Some(held)) => {
                         if wanted.as_deref().is_some_and(|wanted| wanted != held.id) {
-                            return Err(Error::bad_request(format!("a step of run_steps acts on the run's tab ({}); run another run_steps for tab {}", held.id, wanted.unwrap_or_default())));
+                            return Err(Error::bad_request(format!(
+                                "a step of run_steps acts on the run's tab ({}); run another run_steps for tab {}",
+                                held.id,
+                                wanted.unwrap_or_default()
+                            )));
                         }
                         held.clone()
                     }
