@@ -4,8 +4,7 @@ use std::time::{Duration, SystemTime};
 
 use time::{format_description::FormatItem, macros::format_description, OffsetDateTime};
 
-const API_TIME: &[FormatItem<'static>] =
-    format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+const API_TIME: &[FormatItem<'static>] = format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
 
 /// `time` formatted for the API.
 pub fn format(time: SystemTime) -> String {

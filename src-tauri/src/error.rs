@@ -140,9 +140,7 @@ impl ErrorCode {
             ErrorCode::TooManySessions => 429,
             ErrorCode::Unsupported => 422,
             ErrorCode::NavigationFailed => 502,
-            ErrorCode::PoolExhausted | ErrorCode::EngineUnavailable | ErrorCode::ShuttingDown => {
-                503
-            }
+            ErrorCode::PoolExhausted | ErrorCode::EngineUnavailable | ErrorCode::ShuttingDown => 503,
             ErrorCode::Timeout => 504,
             ErrorCode::Internal => 500,
         }

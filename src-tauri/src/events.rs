@@ -88,13 +88,7 @@ impl EventLog {
         if events.len() == EVENT_CAPACITY {
             events.pop_front();
         }
-        events.push_back(Event {
-            seq,
-            time: crate::clock::now(),
-            kind: kind.to_string(),
-            tab: tab.map(str::to_string),
-            data,
-        });
+        events.push_back(Event { seq, time: crate::clock::now(), kind: kind.to_string(), tab: tab.map(str::to_string), data });
         seq
     }
 

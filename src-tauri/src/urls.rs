@@ -13,19 +13,15 @@ pub fn check_navigation_url(raw: &str) -> Result<Url> {
             .with_details(serde_json::json!({ "reason": "unparsable" }))
     })?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(Error::new(
-            ErrorCode::InvalidUrl,
-            format!("only http and https URLs can be opened, not {}:", url.scheme()),
-        )
-        .with_details(serde_json::json!({ "reason": "scheme", "scheme": url.scheme() })));
+        return Err(Error::new(ErrorCode::InvalidUrl, format!("only http and https URLs can be opened, not {}:", url.scheme()))
+            .with_details(serde_json::json!({ "reason": "scheme", "scheme": url.scheme() })));
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(Error::new(ErrorCode::InvalidUrl, "URLs with embedded credentials are refused")
             .with_details(serde_json::json!({ "reason": "credentials" })));
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(Error::new(ErrorCode::InvalidUrl, "the URL has no host")
-            .with_details(serde_json::json!({ "reason": "host" })));
+        return Err(Error::new(ErrorCode::InvalidUrl, "the URL has no host").with_details(serde_json::json!({ "reason": "host" })));
     }
     Ok(url)
 }

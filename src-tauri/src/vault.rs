@@ -47,9 +47,13 @@ impl Vault {
 
     /// Names must be simple: lowercase letters, digits, `.`, `_`, `-`, 1 to 64 characters.
     fn check_name(name: &str) -> Result<()> {
-        let valid = (1..=64).contains(&name.len())
-            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || ".-_".contains(c));
-        if valid { Ok(()) } else { Err(Error::bad_request("credential names are 1 to 64 characters of a-z, 0-9, '.', '_' and '-'")) }
+        let valid =
+            (1..=64).contains(&name.len()) && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || ".-_".contains(c));
+        if valid {
+            Ok(())
+        } else {
+            Err(Error::bad_request("credential names are 1 to 64 characters of a-z, 0-9, '.', '_' and '-'"))
+        }
     }
 
     fn entry(&self, name: &str) -> Result<keyring::Entry> {
@@ -116,7 +120,11 @@ impl Vault {
         if page_origin != info.origin {
             return Err(Error::new(
                 ErrorCode::CredentialOrigin,
-                format!("credential {name:?} is for {}, and this page is on {}", info.origin, if page_origin.is_empty() { "no web origin" } else { &page_origin }),
+                format!(
+                    "credential {name:?} is for {}, and this page is on {}",
+                    info.origin,
+                    if page_origin.is_empty() { "no web origin" } else { &page_origin }
+                ),
             )
             .with_details(serde_json::json!({ "credential_origin": info.origin, "page_origin": page_origin })));
         }

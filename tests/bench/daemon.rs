@@ -107,7 +107,11 @@ fn main() {
         std::thread::sleep(Duration::from_millis(800));
         let total = pss_kib(daemon.pid);
         extras.push(total.saturating_sub(previous));
-        println!("memory with {count} session(s) on (a): {:>7.1} MiB PSS (+{:.1} MiB)", total as f64 / 1024.0, (total - previous.min(total)) as f64 / 1024.0);
+        println!(
+            "memory with {count} session(s) on (a): {:>7.1} MiB PSS (+{:.1} MiB)",
+            total as f64 / 1024.0,
+            (total - previous.min(total)) as f64 / 1024.0
+        );
         previous = total;
         sessions.push(session);
     }
@@ -133,11 +137,17 @@ fn page_tools(lease: &Lease, fixtures: &Fixtures, shared: bool) {
     let tokens = |text: &str| tokenizer.encode_with_special_tokens(text).len();
     let session = lease.session_sized(1280, 720);
     println!();
-    println!("{:<14} {:>6} {:>10} {:>9} {:>10} {:>9} {:>12} {:>12}", "snapshot", "format", "median ms", "p95 ms", "bytes", "tokens", "interactive", "in DOM");
+    println!(
+        "{:<14} {:>6} {:>10} {:>9} {:>10} {:>9} {:>12} {:>12}",
+        "snapshot", "format", "median ms", "p95 ms", "bytes", "tokens", "interactive", "in DOM"
+    );
     for (label, path) in [("(a) form", "/b/form.html"), ("(b) large", "/b/large.html"), ("(c) fetch50", "/b/fetch50.html")] {
         session.navigate(&fixtures.url(path));
         let in_dom = session
-            .tool("evaluate", json!({ "expression": "document.querySelectorAll('a[href],button,input:not([type=hidden]),select,textarea').length" }))
+            .tool(
+                "evaluate",
+                json!({ "expression": "document.querySelectorAll('a[href],button,input:not([type=hidden]),select,textarea').length" }),
+            )
             .body["result"]["value"]
             .as_u64()
             .unwrap_or(0);
@@ -234,7 +244,10 @@ fn mcp(daemon: &Daemon, lease: &Lease, fixtures: &Fixtures) {
         assert!(!failed, "{text}");
         cold.push(begun.elapsed());
         drop(agent);
-        if let Some(pid) = serde_json::from_slice::<Value>(&std::fs::read(dir.0.join("broker.json")).unwrap_or_default()).ok().and_then(|info| info["pid"].as_u64()) {
+        if let Some(pid) = serde_json::from_slice::<Value>(&std::fs::read(dir.0.join("broker.json")).unwrap_or_default())
+            .ok()
+            .and_then(|info| info["pid"].as_u64())
+        {
             signal(pid as u32, "TERM");
             std::thread::sleep(Duration::from_millis(500));
         }

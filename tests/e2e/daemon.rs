@@ -23,7 +23,9 @@ fn start_prints_one_json_line_and_writes_a_private_broker_file() {
     assert_eq!(health.body["ok"], true);
 
     // Logs go to <data-dir>/logs/, and never contain the broker token.
-    assert!(eventually(Duration::from_secs(5), || std::fs::read_dir(daemon.data_dir.join("logs")).map(|dir| dir.count() > 0).unwrap_or(false)));
+    assert!(eventually(Duration::from_secs(5), || std::fs::read_dir(daemon.data_dir.join("logs"))
+        .map(|dir| dir.count() > 0)
+        .unwrap_or(false)));
     for entry in std::fs::read_dir(daemon.data_dir.join("logs")).unwrap().flatten() {
         let text = std::fs::read_to_string(entry.path()).unwrap();
         assert!(!text.contains(&daemon.token));

@@ -146,7 +146,10 @@ fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() 
     assert_eq!(xdotool(&["getactivewindow"]), holder);
     assert_eq!(notification["actions"][0], "default");
     desktop.click_notification(notification["id"].as_u64().unwrap());
-    assert!(eventually(Duration::from_secs(5), || xdotool(&["getactivewindow"]) == window), "clicking the notification did not bring the window forward");
+    assert!(
+        eventually(Duration::from_secs(5), || xdotool(&["getactivewindow"]) == window),
+        "clicking the notification did not bring the window forward"
+    );
 
     // The person chooses Hide in the tray: the agent's wait ends as with Done.
     desktop.click(&hide);

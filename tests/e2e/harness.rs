@@ -298,7 +298,12 @@ pub fn window_manager_with_focused_window() -> String {
     static FOCUS: OnceLock<String> = OnceLock::new();
     FOCUS
         .get_or_init(|| {
-            let openbox = Command::new("openbox").env("DISPLAY", display()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("openbox is needed");
+            let openbox = Command::new("openbox")
+                .env("DISPLAY", display())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("openbox is needed");
             watchdog(openbox.id());
             std::mem::forget(openbox);
             std::thread::sleep(Duration::from_millis(500));
@@ -845,10 +850,7 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
     }
     async fn set_cookie(Query(query): Query<HashMap<String, String>>) -> Response {
         let value = query.get("value").cloned().unwrap_or_else(|| "1".into());
-        (
-            [(header::SET_COOKIE, format!("marker={value}; Path=/; Max-Age=3600"))],
-            Html(format!("<title>cookie set {value}</title>set")),
-        )
+        ([(header::SET_COOKIE, format!("marker={value}; Path=/; Max-Age=3600"))], Html(format!("<title>cookie set {value}</title>set")))
             .into_response()
     }
     async fn status(Path(code): Path<u16>) -> Response {
@@ -862,7 +864,12 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
     }
     async fn login(axum::Form(form): axum::Form<HashMap<String, String>>) -> Response {
         if form.get("user").map(String::as_str) == Some("demo") && form.get("pass").map(String::as_str) == Some("s3cret-pass") {
-            (StatusCode::SEE_OTHER, [(header::LOCATION, "/f/welcome.html"), (header::SET_COOKIE, "session=signed-in; Path=/; Max-Age=3600")], "").into_response()
+            (
+                StatusCode::SEE_OTHER,
+                [(header::LOCATION, "/f/welcome.html"), (header::SET_COOKIE, "session=signed-in; Path=/; Max-Age=3600")],
+                "",
+            )
+                .into_response()
         } else {
             let page = fixture("login.html").unwrap().replace("<form", "<p class=\"error\">Invalid username or password.</p><form");
             Html(page).into_response()
@@ -877,7 +884,8 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
     async fn download(Path(name): Path<String>, Query(query): Query<HashMap<String, String>>) -> Response {
         let size: usize = query.get("size").and_then(|size| size.parse().ok()).unwrap_or(1000);
         let disposition = format!("attachment; filename=\"{name}\"");
-        ([(header::CONTENT_TYPE, "application/octet-stream".to_string()), (header::CONTENT_DISPOSITION, disposition)], download_bytes(size)).into_response()
+        ([(header::CONTENT_TYPE, "application/octet-stream".to_string()), (header::CONTENT_DISPOSITION, disposition)], download_bytes(size))
+            .into_response()
     }
     /// A download that trickles in: `size` bytes in `chunk`s every `delay_ms`.
     async fn trickle(Query(query): Query<HashMap<String, String>>) -> Response {
@@ -898,16 +906,16 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
     async fn upload(State(log): State<FixtureLog>, headers: axum::http::HeaderMap, body: axum::body::Bytes) -> Response {
         let content_type = headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or("");
         let parts = parse_multipart(content_type, &body);
-        let summary: Vec<String> = parts.iter().map(|part| format!("{}={}:{}", part.field, part.filename.clone().unwrap_or_default(), part.bytes.len())).collect();
+        let summary: Vec<String> =
+            parts.iter().map(|part| format!("{}={}:{}", part.field, part.filename.clone().unwrap_or_default(), part.bytes.len())).collect();
         log.uploads.lock().unwrap().push(parts);
         Html(format!("<title>uploaded</title><p id=result>{}</p>", summary.join(" "))).into_response()
     }
     async fn record(State(log): State<FixtureLog>, request: Request, next: axum::middleware::Next) -> Response {
         let seen = log.seen;
         let seen_now = {
-            let header_text = |name: header::HeaderName| {
-                request.headers().get(name).and_then(|value| value.to_str().ok()).map(str::to_string)
-            };
+            let header_text =
+                |name: header::HeaderName| request.headers().get(name).and_then(|value| value.to_str().ok()).map(str::to_string);
             Seen {
                 path: request.uri().path().to_string(),
                 query: request.uri().query().unwrap_or("").to_string(),
@@ -980,9 +988,15 @@ pub fn parse_multipart(content_type: &str, body: &[u8]) -> Vec<UploadedPart> {
         let content = &rest[head_end + 4..];
         let Some(end) = find(content, format!("\r\n{delimiter}").as_bytes()) else { break };
         let attribute = |name: &str| {
-            head.split(';').map(str::trim).find_map(|item| item.strip_prefix(&format!("{name}=\"")).map(|value| value.trim_end_matches('"').to_string()))
+            head.split(';')
+                .map(str::trim)
+                .find_map(|item| item.strip_prefix(&format!("{name}=\"")).map(|value| value.trim_end_matches('"').to_string()))
         };
-        parts.push(UploadedPart { field: attribute("name").unwrap_or_default(), filename: attribute("filename"), bytes: content[..end].to_vec() });
+        parts.push(UploadedPart {
+            field: attribute("name").unwrap_or_default(),
+            filename: attribute("filename"),
+            bytes: content[..end].to_vec(),
+        });
         rest = &content[end + 2..];
     }
     parts
@@ -1054,9 +1068,12 @@ impl McpProcess {
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut process = McpProcess { child, stdin: Some(stdin), stdout, next_id: 0 };
-        let initialized = process.request("initialize", json!({
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": agent_id, "version": "1" }
-        }));
+        let initialized = process.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": agent_id, "version": "1" }
+            }),
+        );
         assert!(initialized["serverInfo"].is_object(), "{initialized}");
         process.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
         process
@@ -1094,4 +1111,3 @@ impl McpProcess {
         (result["isError"] == true, text.and_then(|block| block["text"].as_str()).unwrap_or("").to_string())
     }
 }
-

@@ -122,7 +122,8 @@ fn the_cli_runs_the_same_flow_and_documents_each_tool() {
     let daemon = Daemon::start();
     let fixtures = Fixtures::start();
     let cli = |args: &[&str]| {
-        let output = Command::new(malo_binary()).args(args).arg("--data-dir").arg(&daemon.data_dir).env("DISPLAY", display()).output().unwrap();
+        let output =
+            Command::new(malo_binary()).args(args).arg("--data-dir").arg(&daemon.data_dir).env("DISPLAY", display()).output().unwrap();
         (output.status.success(), String::from_utf8_lossy(&output.stdout).to_string(), String::from_utf8_lossy(&output.stderr).to_string())
     };
     let (ok, out, err) = cli(&["session", "new", "--width", "900", "--height", "700"]);
@@ -144,7 +145,9 @@ fn the_cli_runs_the_same_flow_and_documents_each_tool() {
     assert!(ok, "{err}");
     let (ok, _, err) = cli(&["click", "--selector", "#nothing-here"]);
     assert!(!ok && err.starts_with("E_NOT_FOUND"), "{err}");
-    let mode = std::fs::metadata(daemon.data_dir.join("cli.json")).map(|meta| std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777).unwrap();
+    let mode = std::fs::metadata(daemon.data_dir.join("cli.json"))
+        .map(|meta| std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777)
+        .unwrap();
     assert_eq!(mode, 0o600);
     let (ok, out, _) = cli(&["session", "close", id]);
     assert!(ok, "{out}");
@@ -180,7 +183,16 @@ fn schemathesis_finds_no_server_error_and_no_schema_violation() {
         .args(["--checks", "not_a_server_error,response_schema_conformance,content_type_conformance,status_code_conformance"])
         .args(["--max-examples", "8", "--workers", "2", "--seed", "1"])
         .args(["--exclude-operation-id", "navigate", "--exclude-operation-id", "tool_navigate", "--exclude-operation-id", "tool_history"])
-        .args(["--exclude-operation-id", "tool_close", "--exclude-operation-id", "close_session", "--exclude-operation-id", "tool_sleep", "--exclude-operation-id", "tool_wait_for"])
+        .args([
+            "--exclude-operation-id",
+            "tool_close",
+            "--exclude-operation-id",
+            "close_session",
+            "--exclude-operation-id",
+            "tool_sleep",
+            "--exclude-operation-id",
+            "tool_wait_for",
+        ])
         .args(["--exclude-operation-id", "tool_watch", "--exclude-operation-id", "tool_login"])
         .output()
         .expect("schemathesis is set up by scripts/setup.sh");
@@ -202,6 +214,9 @@ fn schemathesis_finds_no_server_error_and_no_schema_violation() {
 fn assert_no_findings(report: &str, output: &std::process::Output) {
     assert!(report.contains("generated"), "schemathesis did not run:\n{report}\n{}", String::from_utf8_lossy(&output.stderr));
     assert!(!report.contains("Failures:"), "{report}");
-    let internal_only = report.lines().filter(|line| line.trim_start().starts_with("🚫")).all(|line| line.contains("Runtime Error") || line.contains("Coverage"));
+    let internal_only = report
+        .lines()
+        .filter(|line| line.trim_start().starts_with("🚫"))
+        .all(|line| line.contains("Runtime Error") || line.contains("Coverage"));
     assert!(output.status.success() || internal_only, "{report}");
 }

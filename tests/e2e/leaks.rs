@@ -28,8 +28,15 @@ fn process_port_and_directory_counts_return_to_baseline() {
     // Close one through DELETE, the other through the close tool.
     assert_eq!(one.close().status, 200);
     assert_eq!(two.tool("close", json!({})).status, 200);
-    assert!(eventually(Duration::from_secs(5), || webkit_children(daemon.pid).is_empty()), "WebKit processes left: {:?}", webkit_children(daemon.pid));
-    assert!(eventually(Duration::from_secs(4), || !sessions_dir.join(&one.id).exists() && !sessions_dir.join(&two.id).exists()), "session directories left behind");
+    assert!(
+        eventually(Duration::from_secs(5), || webkit_children(daemon.pid).is_empty()),
+        "WebKit processes left: {:?}",
+        webkit_children(daemon.pid)
+    );
+    assert!(
+        eventually(Duration::from_secs(4), || !sessions_dir.join(&one.id).exists() && !sessions_dir.join(&two.id).exists()),
+        "session directories left behind"
+    );
 
     // Open again, then release the lease with a live session.
     let three = lease.session();
@@ -50,6 +57,7 @@ fn process_port_and_directory_counts_return_to_baseline() {
     assert!(eventually(Duration::from_secs(5), || children.iter().all(|pid| !process_alive(*pid))));
     assert!(!port_open(lease.port));
     assert!(!port_open(daemon.port));
-    let leftovers: Vec<_> = std::fs::read_dir(daemon.data_dir.join("leases")).map(|dir| dir.flatten().map(|entry| entry.path()).collect()).unwrap_or_default();
+    let leftovers: Vec<_> =
+        std::fs::read_dir(daemon.data_dir.join("leases")).map(|dir| dir.flatten().map(|entry| entry.path()).collect()).unwrap_or_default();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }

@@ -38,8 +38,11 @@ fn password_login_succeeds_fails_cleanly_and_leaves_no_trace_of_the_password() {
 
     // With explicit signals and selectors.
     session.navigate(&fixtures.url("/f/login.html"));
-    let explicit = session.tool("login", json!({ "mode": "password", "username": "demo", "password": PASSWORD,
-        "username_selector": "#u", "password_selector": "#p", "submit_selector": "button", "success_selector": "#welcome" }));
+    let explicit = session.tool(
+        "login",
+        json!({ "mode": "password", "username": "demo", "password": PASSWORD,
+        "username_selector": "#u", "password_selector": "#p", "submit_selector": "button", "success_selector": "#welcome" }),
+    );
     assert_eq!(explicit.body["result"]["signal"], "success_selector", "{}", explicit.body);
     session.navigate(&fixtures.url("/f/hello.html"));
     let no_form = session.tool("login", json!({ "mode": "password", "password": PASSWORD }));

@@ -5,15 +5,15 @@
 mod harness;
 
 mod daemon;
-mod leases;
+mod desktop;
+mod files;
+mod interfaces;
 mod leaks;
+mod leases;
+mod login;
+mod profiles;
 mod security;
 mod sessions;
 mod tools;
-mod interfaces;
-mod profiles;
-mod login;
 mod vault;
 mod watch;
-mod desktop;
-mod files;

@@ -7,13 +7,7 @@ use serde_json::{json, Value};
 use crate::harness::*;
 
 fn with_host(port: u16, host: &str, token_header: (&str, &str)) -> Response {
-    raw_request(
-        port,
-        "GET",
-        "/v1/leases",
-        &[("Host".into(), host.into()), (token_header.0.into(), token_header.1.into())],
-        None,
-    )
+    raw_request(port, "GET", "/v1/leases", &[("Host".into(), host.into()), (token_header.0.into(), token_header.1.into())], None)
 }
 
 #[test]
@@ -23,13 +17,26 @@ fn host_header_must_be_loopback_with_the_right_port() {
     let token = ("x-malo-broker-token", daemon.token.as_str());
     assert_eq!(with_host(port, &format!("127.0.0.1:{port}"), token).status, 200);
     assert_eq!(with_host(port, &format!("localhost:{port}"), token).status, 200);
-    for bad in ["evil.example.com".to_string(), format!("evil.example.com:{port}"), "127.0.0.1".into(), format!("127.0.0.1:{}", port + 1), format!("0.0.0.0:{port}"), String::new()] {
+    for bad in [
+        "evil.example.com".to_string(),
+        format!("evil.example.com:{port}"),
+        "127.0.0.1".into(),
+        format!("127.0.0.1:{}", port + 1),
+        format!("0.0.0.0:{port}"),
+        String::new(),
+    ] {
         let response = with_host(port, &bad, token);
         assert_eq!((response.status, response.code()), (403, "E_FORBIDDEN_HOST"), "Host {bad:?}");
     }
     // The same on a lease endpoint, before any token check.
     let lease = daemon.lease("agent-a");
-    let response = raw_request(lease.port, "GET", "/v1/tools", &[("Host".into(), "rebind.example:80".into()), ("x-malo-lease-token".into(), lease.token.clone())], None);
+    let response = raw_request(
+        lease.port,
+        "GET",
+        "/v1/tools",
+        &[("Host".into(), "rebind.example:80".into()), ("x-malo-lease-token".into(), lease.token.clone())],
+        None,
+    );
     assert_eq!((response.status, response.code()), (403, "E_FORBIDDEN_HOST"));
 }
 
@@ -40,7 +47,13 @@ fn servers_listen_on_loopback_only() {
     let listening = std::fs::read_to_string("/proc/net/tcp").unwrap() + &std::fs::read_to_string("/proc/net/tcp6").unwrap_or_default();
     for port in [daemon.port, lease.port] {
         let hex = format!(":{port:04X} ");
-        let lines: Vec<&str> = listening.lines().filter(|line| line.split_whitespace().nth(1).is_some_and(|local| format!("{local} ").ends_with(&hex)) && line.split_whitespace().nth(3) == Some("0A")).collect();
+        let lines: Vec<&str> = listening
+            .lines()
+            .filter(|line| {
+                line.split_whitespace().nth(1).is_some_and(|local| format!("{local} ").ends_with(&hex))
+                    && line.split_whitespace().nth(3) == Some("0A")
+            })
+            .collect();
         assert!(!lines.is_empty(), "port {port} is not listening");
         for line in lines {
             let local = line.split_whitespace().nth(1).unwrap();
@@ -64,29 +77,63 @@ fn the_three_tokens_are_separate() {
     };
     let lease_body = Some(json!({ "agent_id": "x" }));
     unauthorized(request(daemon.port, "POST", "/v1/leases", &[], lease_body.clone()), "no broker token");
-    unauthorized(request(daemon.port, "POST", "/v1/leases", &[("x-malo-broker-token", "0".repeat(64))], lease_body.clone()), "wrong broker token");
-    unauthorized(request(daemon.port, "POST", "/v1/leases", &[("x-malo-broker-token", lease_a.token.clone())], lease_body.clone()), "lease token on the broker");
-    unauthorized(request(lease_a.port, "GET", "/v1/sessions", &[("x-malo-lease-token", daemon.token.clone())], None), "broker token on a lease");
-    unauthorized(request(lease_a.port, "GET", "/v1/sessions", &[("x-malo-lease-token", lease_b.token.clone())], None), "lease B's token on lease A");
+    unauthorized(
+        request(daemon.port, "POST", "/v1/leases", &[("x-malo-broker-token", "0".repeat(64))], lease_body.clone()),
+        "wrong broker token",
+    );
+    unauthorized(
+        request(daemon.port, "POST", "/v1/leases", &[("x-malo-broker-token", lease_a.token.clone())], lease_body.clone()),
+        "lease token on the broker",
+    );
+    unauthorized(
+        request(lease_a.port, "GET", "/v1/sessions", &[("x-malo-lease-token", daemon.token.clone())], None),
+        "broker token on a lease",
+    );
+    unauthorized(
+        request(lease_a.port, "GET", "/v1/sessions", &[("x-malo-lease-token", lease_b.token.clone())], None),
+        "lease B's token on lease A",
+    );
     unauthorized(request(lease_a.port, "GET", "/v1/sessions", &[], None), "no lease token");
 
     let observe = |session: &Session, headers: Vec<(&'static str, String)>| {
         request(session.lease.port, "GET", &format!("/v1/sessions/{}/observe", session.id), &headers, None)
     };
     unauthorized(observe(&session_a, vec![("x-malo-lease-token", lease_a.token.clone())]), "no session token");
-    unauthorized(observe(&session_a, vec![("x-malo-lease-token", lease_a.token.clone()), ("x-malo-session-token", session_a2.token.clone())]), "session A2's token on A");
-    unauthorized(observe(&session_a, vec![("x-malo-lease-token", lease_a.token.clone()), ("x-malo-session-token", session_b.token.clone())]), "session B's token on A");
-    unauthorized(observe(&session_a, vec![("x-malo-lease-token", lease_b.token.clone()), ("x-malo-session-token", session_a.token.clone())]), "right session token, wrong lease token");
+    unauthorized(
+        observe(&session_a, vec![("x-malo-lease-token", lease_a.token.clone()), ("x-malo-session-token", session_a2.token.clone())]),
+        "session A2's token on A",
+    );
+    unauthorized(
+        observe(&session_a, vec![("x-malo-lease-token", lease_a.token.clone()), ("x-malo-session-token", session_b.token.clone())]),
+        "session B's token on A",
+    );
+    unauthorized(
+        observe(&session_a, vec![("x-malo-lease-token", lease_b.token.clone()), ("x-malo-session-token", session_a.token.clone())]),
+        "right session token, wrong lease token",
+    );
     assert_eq!(observe(&session_a, session_a.headers()).status, 200);
 
     // Session B does not exist on lease A's endpoint at all.
-    let elsewhere = request(lease_a.port, "GET", &format!("/v1/sessions/{}/observe", session_b.id), &[("x-malo-lease-token", lease_a.token.clone()), ("x-malo-session-token", session_b.token.clone())], None);
+    let elsewhere = request(
+        lease_a.port,
+        "GET",
+        &format!("/v1/sessions/{}/observe", session_b.id),
+        &[("x-malo-lease-token", lease_a.token.clone()), ("x-malo-session-token", session_b.token.clone())],
+        None,
+    );
     assert_eq!((elsewhere.status, elsewhere.code()), (404, "E_SESSION_NOT_FOUND"));
 
     // Legacy x-pagehand-* headers are accepted for all three tokens.
-    let legacy_lease = request(daemon.port, "POST", "/v1/leases", &[("x-pagehand-broker-token", daemon.token.clone())], Some(json!({ "agent_id": "legacy" })));
+    let legacy_lease = request(
+        daemon.port,
+        "POST",
+        "/v1/leases",
+        &[("x-pagehand-broker-token", daemon.token.clone())],
+        Some(json!({ "agent_id": "legacy" })),
+    );
     assert_eq!(legacy_lease.status, 200);
-    let legacy = observe(&session_a, vec![("x-pagehand-lease-token", lease_a.token.clone()), ("x-pagehand-session-token", session_a.token.clone())]);
+    let legacy =
+        observe(&session_a, vec![("x-pagehand-lease-token", lease_a.token.clone()), ("x-pagehand-session-token", session_a.token.clone())]);
     assert_eq!(legacy.status, 200, "{}", legacy.body);
 }
 
@@ -186,11 +233,18 @@ fn popups_permissions_and_non_web_schemes_are_denied_inside_pages() {
     assert!(result["geolocation"].as_str().unwrap().starts_with("denied"), "{result}");
     assert_eq!(fixtures.seen("/f/hello.html").len(), 0, "the popup's page was never requested");
 
-    assert!(eventually(Duration::from_secs(3), || {
-        let events = session.events(0);
-        let kinds: Vec<String> = events["events"].as_array().unwrap().iter().map(|event| event["type"].as_str().unwrap().to_string()).collect();
-        kinds.contains(&"popup_blocked".to_string()) && kinds.contains(&"permission_denied".to_string()) && kinds.contains(&"navigation_blocked".to_string())
-    }), "events: {}", session.events(0));
+    assert!(
+        eventually(Duration::from_secs(3), || {
+            let events = session.events(0);
+            let kinds: Vec<String> =
+                events["events"].as_array().unwrap().iter().map(|event| event["type"].as_str().unwrap().to_string()).collect();
+            kinds.contains(&"popup_blocked".to_string())
+                && kinds.contains(&"permission_denied".to_string())
+                && kinds.contains(&"navigation_blocked".to_string())
+        }),
+        "events: {}",
+        session.events(0)
+    );
     assert_eq!(session.observe()["url"], fixtures.url("/f/policies.html"), "the page did not leave for a non-web scheme");
 }
 

@@ -58,7 +58,8 @@ fn snapshot_lists_what_an_agent_needs_with_refs_frames_shadow_roots_and_redactio
     let (_daemon, _fixtures, session, snapshot) = on_actions_page();
     assert_eq!(snapshot["title"], "actions");
     assert_eq!(snapshot["headings"][0]["text"], "Actions");
-    let landmarks: Vec<&str> = snapshot["landmarks"].as_array().unwrap().iter().map(|landmark| landmark["role"].as_str().unwrap()).collect();
+    let landmarks: Vec<&str> =
+        snapshot["landmarks"].as_array().unwrap().iter().map(|landmark| landmark["role"].as_str().unwrap()).collect();
     assert!(landmarks.contains(&"navigation") && landmarks.contains(&"main"), "{landmarks:?}");
     assert_eq!(snapshot["tables"][0]["caption"], "Prices");
     assert_eq!(snapshot["tables"][0]["rows"], 3);
@@ -299,7 +300,10 @@ fn extract_and_evaluate_read_the_page() {
     let (_daemon, _fixtures, session, _snapshot) = on_actions_page();
     ok(&session, "fill", json!({ "selector": "#pass", "text": "hunter2" }));
     assert_eq!(ok(&session, "extract", json!({ "selector": "h1" }))["value"], "Actions");
-    assert_eq!(ok(&session, "extract", json!({ "selector": "#user", "mode": "attribute", "attribute": "placeholder" }))["value"], "you@example.com");
+    assert_eq!(
+        ok(&session, "extract", json!({ "selector": "#user", "mode": "attribute", "attribute": "placeholder" }))["value"],
+        "you@example.com"
+    );
     assert_eq!(ok(&session, "extract", json!({ "selector": "#pass", "mode": "value" }))["value"], "[redacted]");
     assert!(ok(&session, "extract", json!({ "selector": "caption", "mode": "html" }))["value"].as_str().unwrap().starts_with("<caption>"));
     let cells = ok(&session, "extract", json!({ "selector": "td", "all": true, "max_chars": 2 }));
@@ -321,7 +325,11 @@ fn assert_is_a_verdict_with_checks_and_a_screenshot() {
     let (_daemon, _fixtures, session, _snapshot) = on_actions_page();
     ok(&session, "fill", json!({ "selector": "#user", "text": "alice" }));
     ok(&session, "fill", json!({ "selector": "#pass", "text": "hunter2" }));
-    let passed = ok(&session, "assert", json!({ "visible": "#save", "hidden": "#hidden-button", "text": "Prices", "url": "/f/actions", "timeout_ms": 1000 }));
+    let passed = ok(
+        &session,
+        "assert",
+        json!({ "visible": "#save", "hidden": "#hidden-button", "text": "Prices", "url": "/f/actions", "timeout_ms": 1000 }),
+    );
     assert_eq!((passed["ok"].clone(), passed["passed"].clone()), (json!(true), json!(true)));
     assert_eq!(passed["checks"].as_array().unwrap().len(), 4);
     let counted = ok(&session, "assert", json!({ "selector": "td", "count": 4 }));
@@ -335,7 +343,10 @@ fn assert_is_a_verdict_with_checks_and_a_screenshot() {
     assert_eq!((failed["ok"].clone(), failed["passed"].clone()), (json!(false), json!(false)));
     assert_eq!(failed["error"]["code"], "E_ASSERTION_FAILED");
     assert!(failed["error"]["message"].as_str().unwrap().starts_with("E_ASSERTION_FAILED"));
-    assert_eq!(failed["checks"][0], json!({ "kind": "visible", "selector": "#hidden-button", "expected": true, "actual": false, "ok": false }));
+    assert_eq!(
+        failed["checks"][0],
+        json!({ "kind": "visible", "selector": "#hidden-button", "expected": true, "actual": false, "ok": false })
+    );
     assert_eq!(failed["checks"][1]["actual"], "[redacted]");
     assert!(!response.text.contains("hunter2"));
     assert!(failed["waited_ms"].as_u64().unwrap() >= 300);
@@ -350,13 +361,17 @@ fn assert_is_a_verdict_with_checks_and_a_screenshot() {
 fn run_steps_runs_in_order_stops_on_failure_and_writes_a_report() {
     let (_daemon, _fixtures, session, snapshot) = on_actions_page();
     let save = ref_of(&snapshot, "button", "Save");
-    let run = ok(&session, "run_steps", json!({ "steps": [
+    let run = ok(
+        &session,
+        "run_steps",
+        json!({ "steps": [
         { "type": "fill", "selector": "#pass", "text": "hunter2" },
         { "type": "click", "ref": save },
         { "type": "assert", "text": "Saved trusted", "timeout_ms": 1000 },
         { "type": "assert", "text": "not on the page", "timeout_ms": 200 },
         { "type": "click", "selector": "#adder" },
-    ] }));
+    ] }),
+    );
     assert_eq!(run["ok"], false);
     assert_eq!(run["step_count"], 4, "stopped at the failed assert");
     assert_eq!(run["failed_step"], 3);
@@ -366,10 +381,14 @@ fn run_steps_runs_in_order_stops_on_failure_and_writes_a_report() {
     assert!(!report.contains("hunter2"), "typed text never reaches the report");
     assert_eq!(page_value(&session, "document.querySelectorAll('#list li').length"), 0);
 
-    let all = ok(&session, "run_steps", json!({ "stop_on_failure": false, "steps": [
+    let all = ok(
+        &session,
+        "run_steps",
+        json!({ "stop_on_failure": false, "steps": [
         { "type": "click", "selector": "#missing" },
         { "type": "click", "selector": "#adder" },
-    ] }));
+    ] }),
+    );
     assert_eq!((all["ok"].clone(), all["step_count"].clone(), all["failed_step"].clone()), (json!(false), json!(2), json!(0)));
     assert_eq!(all["steps"][0]["error"]["code"], "E_NOT_FOUND");
     assert_eq!(page_value(&session, "document.querySelectorAll('#list li').length"), 1);

@@ -35,7 +35,8 @@ fn a_vault_credential_logs_in_on_its_origin_only_and_never_shows_its_password() 
     let data_dir = dir.0.join("data");
     std::fs::create_dir_all(&data_dir).unwrap();
     let origin = format!("http://127.0.0.1:{}", fixtures.port);
-    let (ok, out, err) = credentials(&data_dir, &["add", "site", "--origin", &origin, "--username", "demo", "--password-stdin"], &format!("{PASSWORD}\n"));
+    let (ok, out, err) =
+        credentials(&data_dir, &["add", "site", "--origin", &origin, "--username", "demo", "--password-stdin"], &format!("{PASSWORD}\n"));
     assert!(ok, "{err}");
     assert!(!out.contains(PASSWORD));
     let (ok, out, _) = credentials(&data_dir, &["list"], "");

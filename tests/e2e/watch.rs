@@ -13,7 +13,12 @@ use crate::harness::*;
 fn pixel(window: &str, x: u32, y: u32) -> [u8; 3] {
     let dir = TempDir::new("shot");
     let path = dir.0.join("window.png");
-    let status = Command::new("import").args(["-window", window]).arg(&path).env("DISPLAY", display()).status().expect("ImageMagick import is needed");
+    let status = Command::new("import")
+        .args(["-window", window])
+        .arg(&path)
+        .env("DISPLAY", display())
+        .status()
+        .expect("ImageMagick import is needed");
     assert!(status.success());
     let image = image::open(&path).unwrap().to_rgb8();
     image.get_pixel(x, y).0
@@ -55,11 +60,18 @@ fn a_person_takes_over_without_losing_focus_and_hands_the_session_back() {
     xdotool(&["key", "ctrl+a"]);
     xdotool(&["type", "--delay", "5", &fixtures.url("/f/hello.html")]);
     xdotool(&["key", "Return"]);
-    assert!(eventually(Duration::from_secs(10), || session.observe()["url"] == fixtures.url("/f/hello.html")), "the address bar did not navigate: {}", session.observe()["url"]);
+    assert!(
+        eventually(Duration::from_secs(10), || session.observe()["url"] == fixtures.url("/f/hello.html")),
+        "the address bar did not navigate: {}",
+        session.observe()["url"]
+    );
 
     // Done hands the session back: the window goes, the page stays as it was.
     xdotool(&["mousemove", "--window", &window, "600", "20", "click", "1"]);
-    assert!(eventually(Duration::from_secs(5), || xdotool(&["search", "--onlyvisible", "--name", "malo-browser"]).is_empty()), "Done did not hide the window");
+    assert!(
+        eventually(Duration::from_secs(5), || xdotool(&["search", "--onlyvisible", "--name", "malo-browser"]).is_empty()),
+        "Done did not hide the window"
+    );
     let snapshot = session.tool("snapshot", json!({ "format": "text" }));
     assert!(snapshot.body["result"]["text"].as_str().unwrap().starts_with("page: Hello fixture"), "{}", snapshot.body);
     let events = session.events(0).to_string();
@@ -97,7 +109,10 @@ fn a_person_logs_in_through_the_window_while_the_agent_waits() {
     let result = &answer.body["result"];
     assert_eq!((result["ok"].clone(), result["reason"].clone()), (json!(true), json!("success")), "{result}");
     assert_eq!(result["url"], fixtures.url("/f/welcome.html"));
-    assert!(eventually(Duration::from_secs(5), || xdotool(&["search", "--onlyvisible", "--name", "log in for"]).is_empty()), "the window stayed after success");
+    assert!(
+        eventually(Duration::from_secs(5), || xdotool(&["search", "--onlyvisible", "--name", "log in for"]).is_empty()),
+        "the window stayed after success"
+    );
     assert_eq!(session.observe()["title"], "Welcome");
     assert!(!answer.text.contains("s3cret-pass"));
 }

@@ -26,7 +26,9 @@ pub struct BrokerInfo {
 #[derive(Debug, thiserror::Error)]
 pub enum InstanceError {
     /// Another daemon holds the lock.
-    #[error("another malo daemon is already running for {data_dir} (pid {pid}, broker {endpoint}); stop it first or pass another --data-dir")]
+    #[error(
+        "another malo daemon is already running for {data_dir} (pid {pid}, broker {endpoint}); stop it first or pass another --data-dir"
+    )]
     AlreadyRunning {
         /// The data directory in question.
         data_dir: String,
@@ -61,13 +63,7 @@ impl InstanceLock {
         };
         fs::create_dir_all(data_dir).map_err(io(data_dir))?;
         let lock_path = data_dir.join("daemon.lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&lock_path)
-            .map_err(io(&lock_path))?;
+        let file = OpenOptions::new().create(true).truncate(false).write(true).mode(0o600).open(&lock_path).map_err(io(&lock_path))?;
         let broker_file = data_dir.join("broker.json");
         match file.try_lock() {
             Ok(()) => {}
@@ -79,9 +75,7 @@ impl InstanceLock {
                     endpoint: running.map_or("unknown".into(), |info| info.endpoint),
                 });
             }
-            Err(fs::TryLockError::Error(source)) => {
-                return Err(InstanceError::Io { path: lock_path.display().to_string(), source })
-            }
+            Err(fs::TryLockError::Error(source)) => return Err(InstanceError::Io { path: lock_path.display().to_string(), source }),
         }
         // Only the lock holder touches the directory's mode.
         let _ = fs::set_permissions(data_dir, fs::Permissions::from_mode(0o700));

@@ -220,10 +220,8 @@ mod tests {
         let long_url = format!("http://127.0.0.1/{}", "x".repeat(100));
         let mut shown = session("shown", "http://127.0.0.1:9/b", None);
         shown.window_shown = true;
-        let leases = vec![lease(
-            "agent-a",
-            vec![session("research", "http://127.0.0.1:9/a", None), session("long", &long_url, None), shown],
-        )];
+        let leases =
+            vec![lease("agent-a", vec![session("research", "http://127.0.0.1:9/a", None), session("long", &long_url, None), shown])];
         let lines = menu_lines(&leases);
         let texts: Vec<&str> = lines.iter().map(|line| line.text.as_str()).collect();
         assert_eq!(texts[0], "agent-a — port 7411 — 3 sessions");

@@ -520,10 +520,9 @@ mod tests {
     fn agent_scripts_parse() {
         use javascriptcore::{ContextExt, ExceptionExt};
         let context = javascriptcore::Context::new();
-        for (name, source) in [
-            ("agent.js", include_str!("scripts/agent.js")),
-            ("observe_light.js", include_str!("scripts/observe_light.js")),
-        ] {
+        for (name, source) in
+            [("agent.js", include_str!("scripts/agent.js")), ("observe_light.js", include_str!("scripts/observe_light.js"))]
+        {
             // Compiled inside a function expression that never runs: a syntax check.
             let wrapped = format!("(async function () {{\n{source}\n}});");
             context.evaluate(&wrapped);

@@ -341,10 +341,7 @@ fn unique_path(dir: &Path, name: &str, reserved: &HashSet<PathBuf>) -> PathBuf {
         Some(dot) if dot > 0 => (&name[..dot], &name[dot..]),
         _ => (name, ""),
     };
-    (1..)
-        .map(|number| dir.join(format!("{stem} ({number}){extension}")))
-        .find(|path| !taken(path))
-        .expect("some suffix is free")
+    (1..).map(|number| dir.join(format!("{stem} ({number}){extension}"))).find(|path| !taken(path)).expect("some suffix is free")
 }
 
 #[cfg(test)]

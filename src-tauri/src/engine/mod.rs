@@ -393,10 +393,7 @@ impl EngineHandle {
         match tokio::time::timeout(limit, answer).await {
             Ok(Ok(result)) => result,
             Ok(Err(_)) => Err(engine_lost()),
-            Err(_) => Err(Error::new(
-                ErrorCode::Timeout,
-                format!("the engine did not answer within {} ms", limit.as_millis()),
-            )),
+            Err(_) => Err(Error::new(ErrorCode::Timeout, format!("the engine did not answer within {} ms", limit.as_millis()))),
         }
     }
 

@@ -248,9 +248,12 @@ impl Tabs {
             }),
             None => {
                 let selected = state.selected.as_deref();
-                state.tabs.iter().find(|tab| Some(tab.id.as_str()) == selected).cloned().ok_or_else(|| {
-                    Error::new(ErrorCode::TabNotFound, "the session has no open tab; open one with tab_new")
-                })
+                state
+                    .tabs
+                    .iter()
+                    .find(|tab| Some(tab.id.as_str()) == selected)
+                    .cloned()
+                    .ok_or_else(|| Error::new(ErrorCode::TabNotFound, "the session has no open tab; open one with tab_new"))
             }
         }
     }

@@ -27,10 +27,7 @@ pub(super) async fn guard(State(port): State<u16>, request: Request<Body>, next:
 fn check(port: u16, request: &Request<Body>) -> Result<(), Error> {
     let host = request.headers().get(HOST).and_then(|value| value.to_str().ok()).unwrap_or("");
     if host != format!("127.0.0.1:{port}") && host != format!("localhost:{port}") {
-        return Err(Error::new(
-            ErrorCode::ForbiddenHost,
-            format!("Host must be 127.0.0.1:{port} or localhost:{port}"),
-        ));
+        return Err(Error::new(ErrorCode::ForbiddenHost, format!("Host must be 127.0.0.1:{port} or localhost:{port}")));
     }
     let headers = request.headers();
     let length = headers.get(CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
@@ -42,10 +39,7 @@ fn check(port: u16, request: &Request<Body>) -> Result<(), Error> {
         let content_type = headers.get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or("");
         let essence = content_type.split(';').next().unwrap_or("").trim();
         if !essence.eq_ignore_ascii_case("application/json") {
-            return Err(Error::new(
-                ErrorCode::UnsupportedMediaType,
-                "request bodies must be application/json",
-            ));
+            return Err(Error::new(ErrorCode::UnsupportedMediaType, "request bodies must be application/json"));
         }
     }
     Ok(())
@@ -74,12 +68,9 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
         let mut value: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
             Value::Object(Default::default())
         } else {
-            serde_json::from_slice(&bytes)
-                .map_err(|error| Error::bad_request(format!("the body is not valid JSON: {error}")))?
+            serde_json::from_slice(&bytes).map_err(|error| Error::bad_request(format!("the body is not valid JSON: {error}")))?
         };
         crate::tools::whole_floats_to_integers(&mut value);
-        serde_json::from_value(value)
-            .map(ApiJson)
-            .map_err(|error| Error::bad_request(format!("invalid request body: {error}")))
+        serde_json::from_value(value).map(ApiJson).map_err(|error| Error::bad_request(format!("invalid request body: {error}")))
     }
 }

@@ -110,7 +110,8 @@ fn broker_paths(paths: &mut Map<String, Value>, schemas: &mut Map<String, Value>
     let request = json!({ "type": "object", "required": ["agent_id"], "additionalProperties": false,
         "properties": { "agent_id": { "type": "string", "pattern": "^[A-Za-z0-9._:@/-]{1,128}$" } } });
     let grant = json!({ "$ref": "#/components/schemas/LeaseGrant" });
-    let list = json!({ "type": "object", "required": ["leases"], "properties": { "leases": { "type": "array", "items": { "type": "object" } } } });
+    let list =
+        json!({ "type": "object", "required": ["leases"], "properties": { "leases": { "type": "array", "items": { "type": "object" } } } });
     paths.insert("/v1/leases".into(), json!({
         "post": secured(operation("create_lease", "Take (or renew) the lease of an agent", Some(request), Vec::new(), grant, true), &["broker"]),
         "get": secured(operation("list_leases", "List leases (without tokens)", None, Vec::new(), list, true), &["broker"]),
@@ -155,7 +156,10 @@ fn lease_paths(paths: &mut Map<String, Value>, schemas: &mut Map<String, Value>,
     let profiles = json!({ "type": "object", "required": ["profiles"], "properties": { "profiles": { "type": "array", "items": {
         "type": "object", "required": ["name", "sessions", "size_bytes"],
         "properties": { "name": { "type": "string" }, "sessions": { "type": "integer" }, "size_bytes": { "type": "integer" } } } } } });
-    paths.insert("/v1/profiles".into(), json!({ "get": secured(operation("list_profiles", "List named login profiles", None, Vec::new(), profiles, true), &["lease"]) }));
+    paths.insert(
+        "/v1/profiles".into(),
+        json!({ "get": secured(operation("list_profiles", "List named login profiles", None, Vec::new(), profiles, true), &["lease"]) }),
+    );
     paths.insert("/v1/profiles/{name}".into(), json!({
         "delete": secured(operation("delete_profile", "Delete a profile no session uses (409 E_PROFILE_LOCKED otherwise)", None, vec![path_parameter("name", "Profile name")],
             json!({ "type": "object", "required": ["ok", "name", "deleted"], "properties": { "ok": { "type": "boolean" }, "name": { "type": "string" }, "deleted": { "type": "boolean" } } }), true), &["lease"]),

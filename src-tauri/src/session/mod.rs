@@ -39,12 +39,7 @@ impl SessionDirs {
     /// The layout for `session_id` under a lease directory.
     pub fn new(lease_dir: &std::path::Path, session_id: &str) -> SessionDirs {
         let root = lease_dir.join("sessions").join(session_id);
-        SessionDirs {
-            downloads: root.join("downloads"),
-            artifacts: root.join("artifacts"),
-            web_data: root.join("webdata"),
-            root,
-        }
+        SessionDirs { downloads: root.join("downloads"), artifacts: root.join("artifacts"), web_data: root.join("webdata"), root }
     }
 
     /// Creates the directories (0700).

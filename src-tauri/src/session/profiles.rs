@@ -47,9 +47,7 @@ impl ProfileStore {
         if valid {
             Ok(())
         } else {
-            Err(Error::bad_request(
-                "profile names are 1 to 64 characters of lowercase letters, digits, '.', '_' and '-'",
-            ))
+            Err(Error::bad_request("profile names are 1 to 64 characters of lowercase letters, digits, '.', '_' and '-'"))
         }
     }
 
@@ -61,10 +59,7 @@ impl ProfileStore {
         let mut in_use = self.in_use.lock().expect("profile store poisoned");
         if !dir.exists() {
             if self.names().len() >= MAX_PROFILES {
-                return Err(Error::new(
-                    ErrorCode::ProfileLimit,
-                    format!("there are already {MAX_PROFILES} profiles; delete one first"),
-                ));
+                return Err(Error::new(ErrorCode::ProfileLimit, format!("there are already {MAX_PROFILES} profiles; delete one first")));
             }
             use std::os::unix::fs::DirBuilderExt;
             std::fs::DirBuilder::new()

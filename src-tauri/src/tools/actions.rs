@@ -633,11 +633,8 @@ async fn wait_for(context: ToolContext, input: WaitForInput) -> Result<Value> {
     .await?;
     match found {
         Some(_) => Ok(json!({ "action": "wait_for", "ok": true, "waited_ms": begun.elapsed().as_millis() as u64 })),
-        None => Err(Error::new(
-            ErrorCode::Timeout,
-            format!("waited {} ms and the condition did not hold", timeout.as_millis()),
-        )
-        .with_details(json!({ "selector": input.selector, "text": input.text, "state": format!("{state:?}").to_lowercase() }))),
+        None => Err(Error::new(ErrorCode::Timeout, format!("waited {} ms and the condition did not hold", timeout.as_millis()))
+            .with_details(json!({ "selector": input.selector, "text": input.text, "state": format!("{state:?}").to_lowercase() }))),
     }
 }
 

@@ -120,11 +120,15 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
         _ => return Err(Error::bad_request("give either password (with username) or credential")),
     }
     let password = input.password.clone().expect("set above");
-    let form = agent(context, &[], &LoginForm {
-        username_selector: input.username_selector.clone(),
-        password_selector: input.password_selector.clone(),
-        submit_selector: input.submit_selector.clone(),
-    })
+    let form = agent(
+        context,
+        &[],
+        &LoginForm {
+            username_selector: input.username_selector.clone(),
+            password_selector: input.password_selector.clone(),
+            submit_selector: input.submit_selector.clone(),
+        },
+    )
     .await?;
     let start_url = form.url.clone();
     let start_text = form.text_length;
@@ -138,9 +142,9 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
     let errors_before = before.errors_now;
 
     if let Some(username) = &input.username {
-        let field = form.username.ok_or_else(|| {
-            Error::new(crate::error::ErrorCode::NotFound, "no username field found; pass username_selector")
-        })?;
+        let field = form
+            .username
+            .ok_or_else(|| Error::new(crate::error::ErrorCode::NotFound, "no username field found; pass username_selector"))?;
         fill(context, field, &username.0).await?;
     }
     fill(context, form.password, &password.0).await?;
@@ -150,11 +154,15 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
             let located = locate(context, &reference(submit), true).await?;
             check_actionable(&located, true)?;
             let (x, y, modifiers) = (located.x, located.y, Modifiers::default());
-            page::input(context, vec![
-                InputEvent::MouseMove { x, y, modifiers },
-                InputEvent::MouseDown { x, y, button: MouseButton::Left, modifiers },
-                InputEvent::MouseUp { x, y, button: MouseButton::Left, modifiers },
-            ]).await?;
+            page::input(
+                context,
+                vec![
+                    InputEvent::MouseMove { x, y, modifiers },
+                    InputEvent::MouseDown { x, y, button: MouseButton::Left, modifiers },
+                    InputEvent::MouseUp { x, y, button: MouseButton::Left, modifiers },
+                ],
+            )
+            .await?;
         }
         None => {
             let enter = crate::engine::keyval("Enter").unwrap_or(0);
@@ -250,7 +258,8 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
         if watch["done_count"].as_u64().unwrap_or(0) > done_before {
             return Ok(finish(true, "done", Some("done_button")));
         }
-        let looking = LoginState { password, error_selector: None, success_selector: input.success_selector.clone(), errors_before: Vec::new() };
+        let looking =
+            LoginState { password, error_selector: None, success_selector: input.success_selector.clone(), errors_before: Vec::new() };
         let state = agent(context, &[], &looking).await.ok();
         let signal = if input.success_url_contains.as_deref().is_some_and(|part| url.contains(part)) {
             Some("success_url_contains")

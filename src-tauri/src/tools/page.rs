@@ -52,9 +52,8 @@ pub(crate) async fn agent<R: AgentRequest>(context: &ToolContext, frame: &[u32],
     if let Some(next) = result.get("next_ref").and_then(Value::as_u64) {
         tabs.refs_taken_below(next);
     }
-    serde_json::from_value(result).map_err(|error| {
-        Error::new(ErrorCode::ScriptError, format!("the page agent's answer to {} is unreadable: {error}", R::OP.name()))
-    })
+    serde_json::from_value(result)
+        .map_err(|error| Error::new(ErrorCode::ScriptError, format!("the page agent's answer to {} is unreadable: {error}", R::OP.name())))
 }
 
 /// Where an element is, in viewport coordinates of the top page.
@@ -143,7 +142,9 @@ pub(crate) fn check_actionable(located: &Located, need_enabled: bool) -> Result<
         .with_details(json!({ "target": located.summary(), "covered_by": cover })));
     }
     if !info.in_viewport {
-        return Err(Error::new(ErrorCode::NotVisible, format!("the element {} is outside the viewport", located.describe())).with_details(target));
+        return Err(
+            Error::new(ErrorCode::NotVisible, format!("the element {} is outside the viewport", located.describe())).with_details(target)
+        );
     }
     Ok(())
 }
@@ -229,11 +230,7 @@ pub(crate) async fn finish_with(
     }
     let happened = session.events.after(event_mark, 100).events;
     let of_kind = |kind: &str| -> Vec<Value> {
-        happened
-            .iter()
-            .filter(|event| event.kind == kind)
-            .map(|event| Value::Object(event.data.clone()))
-            .collect()
+        happened.iter().filter(|event| event.kind == kind).map(|event| Value::Object(event.data.clone())).collect()
     };
     for (kind, field) in [("dialog", "dialogs"), ("popup_blocked", "popups_blocked"), ("download", "downloads")] {
         let found = of_kind(kind);

@@ -14,9 +14,9 @@ use serde_json::{json, Value};
 
 use super::page::agent;
 use super::{Tool, ToolContext};
-use crate::error::{Error, Result};
 use crate::engine::agent::Snapshot;
 use crate::engine::tabs::PreviousSnapshot;
+use crate::error::{Error, Result};
 
 /// Frames nested deeper than this are listed but not entered.
 const MAX_FRAME_DEPTH: usize = 3;
@@ -178,10 +178,8 @@ fn frame_label(path: &[u32]) -> String {
 /// Shapes the output (JSON or text, whole or changes) and remembers this snapshot.
 fn present(context: &ToolContext, mut page: Value, format: SnapshotFormat, changes: bool) -> Result<Value> {
     let nodes = page["nodes"].as_array().cloned().unwrap_or_default();
-    let lines: Vec<(u64, String)> = nodes
-        .iter()
-        .filter_map(|node| Some((node["ref"].as_str()?.trim_start_matches('e').parse().ok()?, node_line(node))))
-        .collect();
+    let lines: Vec<(u64, String)> =
+        nodes.iter().filter_map(|node| Some((node["ref"].as_str()?.trim_start_matches('e').parse().ok()?, node_line(node)))).collect();
     let current = PreviousSnapshot {
         url: page["url"].as_str().unwrap_or("").to_string(),
         title: page["title"].as_str().unwrap_or("").to_string(),
@@ -219,10 +217,8 @@ fn present(context: &ToolContext, mut page: Value, format: SnapshotFormat, chang
 fn diff(previous: &PreviousSnapshot, current: &PreviousSnapshot, nodes: &[Value]) -> Value {
     let before: HashMap<u64, &String> = previous.lines.iter().map(|(number, line)| (*number, line)).collect();
     let now: HashMap<u64, &String> = current.lines.iter().map(|(number, line)| (*number, line)).collect();
-    let by_ref: HashMap<u64, &Value> = nodes
-        .iter()
-        .filter_map(|node| Some((node["ref"].as_str()?.trim_start_matches('e').parse().ok()?, node)))
-        .collect();
+    let by_ref: HashMap<u64, &Value> =
+        nodes.iter().filter_map(|node| Some((node["ref"].as_str()?.trim_start_matches('e').parse().ok()?, node))).collect();
     let mut added = Vec::new();
     let mut changed = Vec::new();
     for (number, line) in &current.lines {
@@ -232,12 +228,8 @@ fn diff(previous: &PreviousSnapshot, current: &PreviousSnapshot, nodes: &[Value]
             _ => {}
         }
     }
-    let removed: Vec<String> = previous
-        .lines
-        .iter()
-        .filter(|(number, _)| !now.contains_key(number))
-        .map(|(number, _)| format!("e{number}"))
-        .collect();
+    let removed: Vec<String> =
+        previous.lines.iter().filter(|(number, _)| !now.contains_key(number)).map(|(number, _)| format!("e{number}")).collect();
     let mut result = json!({
         "changes": true,
         "url": current.url, "title": current.title,
@@ -310,15 +302,18 @@ fn render_page(page: &Value, lines: &[(u64, String)]) -> String {
     let _ = writeln!(
         out,
         "viewport {}x{} scroll {},{} of {}x{}",
-        viewport["width"], viewport["height"], viewport["scroll_x"], viewport["scroll_y"], viewport["document_width"], viewport["document_height"]
+        viewport["width"],
+        viewport["height"],
+        viewport["scroll_x"],
+        viewport["scroll_y"],
+        viewport["document_width"],
+        viewport["document_height"]
     );
     let list = |key: &str| page[key].as_array().cloned().unwrap_or_default();
     let headings = list("headings");
     if !headings.is_empty() {
-        let parts: Vec<String> = headings
-            .iter()
-            .map(|heading| format!("h{} {:?}", heading["level"], heading["text"].as_str().unwrap_or("")))
-            .collect();
+        let parts: Vec<String> =
+            headings.iter().map(|heading| format!("h{} {:?}", heading["level"], heading["text"].as_str().unwrap_or(""))).collect();
         let _ = writeln!(out, "headings: {}", parts.join("; "));
     }
     let landmarks = list("landmarks");
@@ -420,7 +415,8 @@ mod tests {
 
     #[test]
     fn lines_are_compact_and_redact_secrets() {
-        let password = json!({"ref": "e3", "role": "textbox", "name": "Password", "value": "[redacted]", "sensitive": true, "required": true});
+        let password =
+            json!({"ref": "e3", "role": "textbox", "name": "Password", "value": "[redacted]", "sensitive": true, "required": true});
         assert_eq!(node_line(&password), "e3 textbox \"Password\" [required] value=[redacted] (sensitive)");
         let link = json!({"ref": "e1", "role": "link", "name": "Home", "href": "/"});
         assert_eq!(node_line(&link), "e1 link \"Home\" -> /");

@@ -16,8 +16,7 @@ pub(super) async fn viewport(tab: &Tab) -> Result<Frame> {
         .snapshot_future(SnapshotRegion::Visible, SnapshotOptions::NONE)
         .await
         .map_err(|error| Error::internal(format!("screenshot failed: {}", error.message())))?;
-    let image = cairo::ImageSurface::try_from(surface)
-        .map_err(|_| Error::internal("screenshot is not an image surface"))?;
+    let image = cairo::ImageSurface::try_from(surface).map_err(|_| Error::internal("screenshot is not an image surface"))?;
     image.flush();
     let (width, height, stride) = (image.width() as usize, image.height() as usize, image.stride() as usize);
     let mut rgba = Vec::with_capacity(width * height * 4);

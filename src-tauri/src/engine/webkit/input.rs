@@ -20,13 +20,9 @@ use crate::error::{Error, ErrorCode, Result};
 /// `held` carries the buttons still down between calls, so that the moves of a drag report
 /// them as a hand's would (`buttons` in the page, and WebKit's own drag detection).
 pub(super) fn deliver(view: &webkit2gtk::WebView, held: &std::cell::Cell<gdk::ModifierType>, events: &[InputEvent]) -> Result<()> {
-    let window = view
-        .window()
-        .ok_or_else(|| Error::new(ErrorCode::EngineUnavailable, "the webview has no window to receive input"))?;
+    let window = view.window().ok_or_else(|| Error::new(ErrorCode::EngineUnavailable, "the webview has no window to receive input"))?;
     let display = window.display();
-    let seat = display
-        .default_seat()
-        .ok_or_else(|| Error::new(ErrorCode::EngineUnavailable, "the display has no input seat"))?;
+    let seat = display.default_seat().ok_or_else(|| Error::new(ErrorCode::EngineUnavailable, "the display has no input seat"))?;
     let pointer = seat.pointer();
     let keyboard = seat.keyboard();
     for event in events {

@@ -72,9 +72,12 @@ struct HostedSession {
 
 impl HostedSession {
     fn tab(&self, id: &str) -> Result<Rc<Tab>> {
-        self.tabs.borrow().iter().find(|tab| tab.id == id).cloned().ok_or_else(|| {
-            Error::new(ErrorCode::TabNotFound, format!("no tab {id:?} in this session; tab_list shows the open tabs"))
-        })
+        self.tabs
+            .borrow()
+            .iter()
+            .find(|tab| tab.id == id)
+            .cloned()
+            .ok_or_else(|| Error::new(ErrorCode::TabNotFound, format!("no tab {id:?} in this session; tab_list shows the open tabs")))
     }
 
     fn tabs(&self) -> &Arc<Tabs> {
@@ -150,9 +153,8 @@ impl Engine {
         if self.sessions.borrow().contains_key(&spec.session_id) {
             return Err(Error::internal(format!("session {} is already open", spec.session_id)));
         }
-        std::fs::create_dir_all(&spec.web_data_dir).map_err(|error| {
-            Error::internal(format!("cannot create the session's web data directory: {error}"))
-        })?;
+        std::fs::create_dir_all(&spec.web_data_dir)
+            .map_err(|error| Error::internal(format!("cannot create the session's web data directory: {error}")))?;
         let existing = self.contexts.borrow().get(&spec.web_data_dir).cloned();
         let context = existing.unwrap_or_else(|| {
             let context = context::persistent(&spec.web_data_dir);
@@ -196,9 +198,11 @@ impl Engine {
     }
 
     fn close(&self, session_id: &str) -> Result<()> {
-        let session = self.sessions.borrow_mut().remove(session_id).ok_or_else(|| {
-            Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in the engine"))
-        })?;
+        let session = self
+            .sessions
+            .borrow_mut()
+            .remove(session_id)
+            .ok_or_else(|| Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in the engine")))?;
         session.close_tabs();
         self.downloads.cancel_all_of(session.downloads());
         self.release_context(&session.spec.web_data_dir);
@@ -232,9 +236,11 @@ impl Engine {
     }
 
     fn session(&self, session_id: &str) -> Result<Rc<HostedSession>> {
-        self.sessions.borrow().get(session_id).cloned().ok_or_else(|| {
-            Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in the engine"))
-        })
+        self.sessions
+            .borrow()
+            .get(session_id)
+            .cloned()
+            .ok_or_else(|| Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in the engine")))
     }
 
     fn tab(&self, target: &TabTarget) -> Result<Rc<Tab>> {
@@ -245,12 +251,8 @@ impl Engine {
 /// Carries out one request on one tab.
 async fn page_request(tab: &Rc<Tab>, request: PageRequest) -> Result<Answer> {
     Ok(match request {
-        PageRequest::Navigate { url, timeout, settle } => {
-            Answer::Navigation(navigation::navigate(tab, &url, timeout, settle).await?)
-        }
-        PageRequest::History { action, timeout, settle } => {
-            Answer::Navigation(navigation::history(tab, action, timeout, settle).await?)
-        }
+        PageRequest::Navigate { url, timeout, settle } => Answer::Navigation(navigation::navigate(tab, &url, timeout, settle).await?),
+        PageRequest::History { action, timeout, settle } => Answer::Navigation(navigation::history(tab, action, timeout, settle).await?),
         PageRequest::Evaluate { body } => Answer::Value(tab.evaluate(&body).await?),
         PageRequest::EvaluatePage { expression } => Answer::Value(tab.evaluate_page(&expression).await?),
         PageRequest::Screenshot => Answer::Frame(capture::viewport(tab).await?),

@@ -32,22 +32,13 @@ pub(super) async fn navigate(tab: &Tab, url: &str, timeout: Duration, settle: Du
 
 /// Back, forward or reload, waiting like a navigation. Going back with no history is a
 /// `E_BAD_REQUEST`, not a silent no-op.
-pub(super) async fn history(
-    tab: &Tab,
-    action: HistoryAction,
-    timeout: Duration,
-    settle: Duration,
-) -> Result<NavigationReport> {
+pub(super) async fn history(tab: &Tab, action: HistoryAction, timeout: Duration, settle: Duration) -> Result<NavigationReport> {
     tab.ensure_open()?;
     let begun = Instant::now();
     let before = tab.load.borrow().started;
     match action {
-        HistoryAction::Back if !tab.view.can_go_back() => {
-            return Err(Error::bad_request("there is no page to go back to"))
-        }
-        HistoryAction::Forward if !tab.view.can_go_forward() => {
-            return Err(Error::bad_request("there is no page to go forward to"))
-        }
+        HistoryAction::Back if !tab.view.can_go_back() => return Err(Error::bad_request("there is no page to go back to")),
+        HistoryAction::Forward if !tab.view.can_go_forward() => return Err(Error::bad_request("there is no page to go forward to")),
         HistoryAction::Back => tab.view.go_back(),
         HistoryAction::Forward => tab.view.go_forward(),
         HistoryAction::Reload => tab.view.reload(),
@@ -61,14 +52,7 @@ pub(super) async fn history(
 /// Waits until a load that started after `before` has finished. With `expected_uri`,
 /// only a load of that URI counts: a load that was already under way when the call came
 /// (the session's first about:blank, a page's own redirect) must not end the wait.
-async fn wait_for_load(
-    tab: &Tab,
-    before: u64,
-    begun: Instant,
-    timeout: Duration,
-    url: &str,
-    expected_uri: Option<&str>,
-) -> Result<()> {
+async fn wait_for_load(tab: &Tab, before: u64, begun: Instant, timeout: Duration, url: &str, expected_uri: Option<&str>) -> Result<()> {
     loop {
         tab.ensure_open()?;
         let (started, finished, crashed, ours) = {
@@ -89,11 +73,8 @@ async fn wait_for_load(
         }
         if elapsed >= timeout {
             tab.view.stop_loading();
-            return Err(Error::new(
-                ErrorCode::Timeout,
-                format!("the page did not finish loading within {} ms", timeout.as_millis()),
-            )
-            .with_details(json!({ "navigation": { "url": url, "timed_out": true } })));
+            return Err(Error::new(ErrorCode::Timeout, format!("the page did not finish loading within {} ms", timeout.as_millis()))
+                .with_details(json!({ "navigation": { "url": url, "timed_out": true } })));
         }
         // Wake on the next load signal, or re-check shortly (covers the grace period).
         let notified = tab.load_changed.notified();
@@ -121,11 +102,8 @@ async fn finish(tab: &Tab, requested: &str, begun: Instant, settle: Duration) ->
             net_error_description: Some(description.clone()),
             settle: SettleReport { waited_ms: begun.elapsed().as_millis() as u64, ..SettleReport::default() },
         };
-        return Err(Error::new(
-            ErrorCode::NavigationFailed,
-            format!("the page could not be loaded: {description} ({name})"),
-        )
-        .with_details(json!({ "navigation": report })));
+        return Err(Error::new(ErrorCode::NavigationFailed, format!("the page could not be loaded: {description} ({name})"))
+            .with_details(json!({ "navigation": report })));
     }
     let settle = wait_for_quiet(tab, begun, settle).await;
     Ok(NavigationReport {
@@ -144,12 +122,8 @@ async fn wait_for_quiet(tab: &Tab, begun: Instant, budget: Duration) -> SettleRe
     let mut last_count = None;
     let mut quiet_samples = 0;
     loop {
-        let count = tab
-            .evaluate("return document.getElementsByTagName('*').length;")
-            .await
-            .ok()
-            .and_then(|value| value.as_u64())
-            .unwrap_or(0);
+        let count =
+            tab.evaluate("return document.getElementsByTagName('*').length;").await.ok().and_then(|value| value.as_u64()).unwrap_or(0);
         let loading = {
             let state = tab.load.borrow();
             state.started != state.finished
@@ -204,11 +178,11 @@ pub(super) async fn after_action(tab: &Tab, mark: u64, budget: Duration, wait_fr
     // If the action navigates, the old document may never run that frame: bounded.
     if wait_frame {
         let _ = tab
-        .evaluate_within(
-            "await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))); return 0;",
-            Duration::from_millis(500),
-        )
-        .await;
+            .evaluate_within(
+                "await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))); return 0;",
+                Duration::from_millis(500),
+            )
+            .await;
     }
     let mut last_count = None;
     let mut quiet_samples = 0;

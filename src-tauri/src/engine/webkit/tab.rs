@@ -14,9 +14,9 @@ use gtk::prelude::*;
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 use webkit2gtk::{
-    FileChooserRequestExt, ScriptDialogType, UserContentInjectedFrames, UserContentManagerExt, UserScript, UserScriptInjectionTime,
-    LoadEvent, NavigationPolicyDecision, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecisionExt,
-    PolicyDecisionType, SettingsExt, URIRequestExt, URIResponseExt, WebResourceExt, WebViewExt,
+    FileChooserRequestExt, LoadEvent, NavigationPolicyDecision, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecisionExt,
+    PolicyDecisionType, ScriptDialogType, SettingsExt, URIRequestExt, URIResponseExt, UserContentInjectedFrames, UserContentManagerExt,
+    UserScript, UserScriptInjectionTime, WebResourceExt, WebViewExt,
 };
 
 use super::agent::{self, Relay};
@@ -86,10 +86,7 @@ impl Tab {
         let host = gtk::OffscreenWindow::new();
         host.set_default_size(spec.width as i32, spec.height as i32);
 
-        let view = webkit2gtk::WebView::builder()
-            .web_context(context)
-            .user_content_manager(&webkit2gtk::UserContentManager::new())
-            .build();
+        let view = webkit2gtk::WebView::builder().web_context(context).user_content_manager(&webkit2gtk::UserContentManager::new()).build();
         if let Some(settings) = WebViewExt::settings(&view) {
             // Let every popup reach the `create` handler, so it is decided *and* recorded.
             settings.set_javascript_can_open_windows_automatically(true);
@@ -222,8 +219,7 @@ impl Tab {
             changed.notify_waiters();
         });
 
-        let (load, changed, events, tab_id) =
-            (self.load.clone(), self.load_changed.clone(), self.events.clone(), self.id.clone());
+        let (load, changed, events, tab_id) = (self.load.clone(), self.load_changed.clone(), self.events.clone(), self.id.clone());
         view.connect_load_failed(move |_view, _event, failing_uri, error| {
             let (name, description) = describe_load_error(error);
             events.push(
@@ -256,8 +252,7 @@ impl Tab {
             resource.connect_finished(move |_resource| pending.set(pending.get() - 1));
         });
 
-        let (load, changed, events, tab_id) =
-            (self.load.clone(), self.load_changed.clone(), self.events.clone(), self.id.clone());
+        let (load, changed, events, tab_id) = (self.load.clone(), self.load_changed.clone(), self.events.clone(), self.id.clone());
         view.connect_web_process_terminated(move |_view, reason| {
             load.borrow_mut().crashed = true;
             events.push("crash", Some(&tab_id), json!({ "reason": format!("{reason:?}").to_lowercase() }));
@@ -301,10 +296,8 @@ impl Tab {
             match kind {
                 ScriptDialogType::Confirm | ScriptDialogType::BeforeUnloadConfirm => dialog.confirm_set_confirmed(accept),
                 ScriptDialogType::Prompt if accept => {
-                    let text = current
-                        .prompt_text
-                        .or_else(|| dialog.prompt_get_default_text().map(|text| text.to_string()))
-                        .unwrap_or_default();
+                    let text =
+                        current.prompt_text.or_else(|| dialog.prompt_get_default_text().map(|text| text.to_string())).unwrap_or_default();
                     dialog.prompt_set_text(&text);
                     answer["prompt_text"] = json!(text);
                 }
@@ -360,11 +353,8 @@ impl Tab {
         if value.is_undefined() || value.is_null() {
             return Ok(Value::Null);
         }
-        let json = value.to_json(0).ok_or_else(|| {
-            Error::new(ErrorCode::ScriptError, "the script returned a value that is not JSON")
-        })?;
-        serde_json::from_str(&json)
-            .map_err(|error| Error::new(ErrorCode::ScriptError, format!("unreadable script result: {error}")))
+        let json = value.to_json(0).ok_or_else(|| Error::new(ErrorCode::ScriptError, "the script returned a value that is not JSON"))?;
+        serde_json::from_str(&json).map_err(|error| Error::new(ErrorCode::ScriptError, format!("unreadable script result: {error}")))
     }
 
     /// Evaluates an expression (or, failing that, a function body) in the page's own world.
@@ -385,18 +375,14 @@ impl Tab {
                 return Err(Error::new(ErrorCode::Timeout, "the expression did not finish within 10 s"));
             }
         };
-        let value = result.map_err(|error| {
-            Error::new(ErrorCode::ScriptError, format!("the expression threw: {}", error.message()))
-        })?;
+        let value = result.map_err(|error| Error::new(ErrorCode::ScriptError, format!("the expression threw: {}", error.message())))?;
         use javascriptcore::ValueExt;
         if value.is_undefined() || value.is_null() {
             return Ok(Value::Null);
         }
-        let json = value.to_json(0).ok_or_else(|| {
-            Error::new(ErrorCode::ScriptError, "the expression's value cannot be represented as JSON")
-        })?;
-        serde_json::from_str(&json)
-            .map_err(|error| Error::new(ErrorCode::ScriptError, format!("unreadable value: {error}")))
+        let json =
+            value.to_json(0).ok_or_else(|| Error::new(ErrorCode::ScriptError, "the expression's value cannot be represented as JSON"))?;
+        serde_json::from_str(&json).map_err(|error| Error::new(ErrorCode::ScriptError, format!("unreadable value: {error}")))
     }
 
     /// The page's count of trusted input events (-1 when the agent is not there).
