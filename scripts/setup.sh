@@ -32,6 +32,13 @@ if ! command -v cargo >/dev/null 2>&1; then
   curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
   export PATH="$HOME/.cargo/bin:$PATH"
 fi
+# The test command checks formatting and lints.
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  if command -v rustup >/dev/null 2>&1; then
+    echo "setup: adding rustfmt and clippy" >&2
+    rustup component add rustfmt clippy
+  fi
+fi
 
 # Python tools the tests use: the official MCP SDK (a real MCP client), schemathesis
 # (fuzzing the OpenAPI spec) and dbus-next (the test desktop's tray host and notification

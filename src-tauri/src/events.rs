@@ -66,12 +66,14 @@ pub struct EventLog {
     seq: Arc<SeqCounter>,
     // A std mutex: every critical section is a push or a copy, never held across await.
     events: Mutex<VecDeque<Event>>,
+    /// Woken on every new event (`wait_for_event` listens).
+    pushed: tokio::sync::Notify,
 }
 
 impl EventLog {
     /// An empty log numbering its events from the daemon-wide counter.
     pub fn new(seq: Arc<SeqCounter>) -> EventLog {
-        EventLog { seq, events: Mutex::new(VecDeque::new()) }
+        EventLog { seq, events: Mutex::new(VecDeque::new()), pushed: tokio::sync::Notify::new() }
     }
 
     /// Appends an event and returns its seq. `data` should be a JSON object; anything else
@@ -89,7 +91,26 @@ impl EventLog {
             events.pop_front();
         }
         events.push_back(Event { seq, time: crate::clock::now(), kind: kind.to_string(), tab: tab.map(str::to_string), data });
+        drop(events);
+        self.pushed.notify_waiters();
         seq
+    }
+
+    /// The first event after `after` of type `kind` (and of `tab` when given), waiting for
+    /// one until `deadline`; `None` when none came.
+    pub async fn wait_for(&self, after: u64, kind: &str, tab: Option<&str>, deadline: tokio::time::Instant) -> Option<Event> {
+        loop {
+            // Listen before looking, so an event pushed in between is not missed.
+            let pushed = self.pushed.notified();
+            tokio::pin!(pushed);
+            pushed.as_mut().enable();
+            if let Some(event) = self.after_matching(after, 1, tab, Some(kind)).events.into_iter().next() {
+                return Some(event);
+            }
+            if tokio::time::timeout_at(deadline, pushed).await.is_err() {
+                return None;
+            }
+        }
     }
 
     /// Takes the next seq without recording anything (a call that is not an action, such

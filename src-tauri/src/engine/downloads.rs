@@ -97,6 +97,9 @@ pub struct DownloadRecord {
     /// Why it failed (`quota`, a network error, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Its place among the session's downloads (1 for the first).
+    #[serde(skip)]
+    pub ordinal: u64,
 }
 
 /// A session's downloads: policy, records, budget. Shared by the engine and the tools.
@@ -113,6 +116,8 @@ pub struct Downloads {
 
 #[derive(Debug)]
 struct DownloadsState {
+    /// Downloads begun so far (each record's `ordinal` is its place in that count).
+    begun: u64,
     policy: DownloadPolicy,
     records: VecDeque<DownloadRecord>,
     /// Destinations handed out and not finished yet, so two downloads of one name never
@@ -130,7 +135,7 @@ impl Downloads {
             default_dir,
             max_bytes,
             events,
-            state: Mutex::new(DownloadsState { policy, records: VecDeque::new(), reserved: HashSet::new(), used_bytes: 0 }),
+            state: Mutex::new(DownloadsState { begun: 0, policy, records: VecDeque::new(), reserved: HashSet::new(), used_bytes: 0 }),
         }
     }
 
@@ -151,7 +156,10 @@ impl Downloads {
     /// Records a new download (status `started`) and answers its id.
     pub fn begin(&self, tab: Option<&str>, url: &str) -> String {
         let download_id = format!("dl-{}", crate::secret::random_hex(6));
+        let mut state = self.state();
+        state.begun += 1;
         let record = DownloadRecord {
+            ordinal: state.begun,
             download_id: download_id.clone(),
             tab: tab.map(str::to_string),
             url: url.to_string(),
@@ -166,7 +174,6 @@ impl Downloads {
             finished_at: None,
             error: None,
         };
-        let mut state = self.state();
         if state.records.len() == MAX_DOWNLOAD_RECORDS {
             // The oldest finished record goes first; a running one is never forgotten.
             let oldest_finished = state.records.iter().position(|record| record.status.is_final()).unwrap_or(0);
@@ -192,9 +199,7 @@ impl Downloads {
             }
         };
         let (tab, url) = {
-            let Some(record) = state.records.iter_mut().find(|record| record.download_id == download_id) else {
-                return None;
-            };
+            let record = state.records.iter_mut().find(|record| record.download_id == download_id)?;
             record.suggested_filename = Some(suggested.to_string());
             record.mime_type = mime_type;
             record.total_bytes = total_bytes;
@@ -288,6 +293,21 @@ impl Downloads {
             self.finish(download_id, status, error, None);
         }
         self.get(download_id).map(|record| (record, running))
+    }
+
+    /// How many downloads have begun so far (a mark for [`Downloads::begun_since`]).
+    pub fn begun(&self) -> u64 {
+        self.state().begun
+    }
+
+    /// The downloads begun after `mark` (oldest first), of `tab` when given.
+    pub fn begun_since(&self, mark: u64, tab: Option<&str>) -> Vec<DownloadRecord> {
+        self.state()
+            .records
+            .iter()
+            .filter(|record| record.ordinal > mark && tab.is_none_or(|tab| record.tab.as_deref() == Some(tab)))
+            .cloned()
+            .collect()
     }
 
     /// One record.

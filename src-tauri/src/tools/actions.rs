@@ -126,7 +126,7 @@ async fn point_or_element(
         }
         (None, None, true) => {
             // Focus settles first (see the engine's Input), then the element is measured.
-            page::input(&context, Vec::new()).await?;
+            page::input(context, Vec::new()).await?;
             let located = locate(context, element, true).await?;
             check_actionable(&located, need_enabled)?;
             Ok((located.x, located.y, located.summary()))
