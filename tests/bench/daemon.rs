@@ -125,6 +125,32 @@ fn main() {
     for session in sessions {
         session.close();
     }
+
+    // Memory per extra tab of one session (tabs share the session's context).
+    assert!(eventually(Duration::from_secs(10), || webkit_children(daemon.pid).is_empty()));
+    std::thread::sleep(Duration::from_millis(500));
+    let session = lease.session_sized(1280, 720);
+    session.navigate(&page_a);
+    std::thread::sleep(Duration::from_millis(800));
+    let one_tab = pss_kib(daemon.pid);
+    let mut previous = one_tab;
+    let mut tab_extras = Vec::new();
+    for count in 2..=5 {
+        let opened = session.tool("tab_new", json!({ "url": page_a }));
+        assert_eq!(opened.status, 200, "{}", opened.body);
+        std::thread::sleep(Duration::from_millis(800));
+        let total = pss_kib(daemon.pid);
+        tab_extras.push(total.saturating_sub(previous));
+        println!(
+            "memory with 1 session, {count} tabs on (a): {:>7.1} MiB PSS (+{:.1} MiB)",
+            total as f64 / 1024.0,
+            total.saturating_sub(previous) as f64 / 1024.0
+        );
+        previous = total;
+    }
+    let per_tab = tab_extras.iter().sum::<u64>() as f64 / tab_extras.len() as f64 / 1024.0;
+    println!("each extra tab +{per_tab:.1} MiB (each extra session +{per_session:.1} MiB)");
+    session.close();
 }
 
 /// Snapshot size, tokens and latency per page; click and fill latency, as an agent sees them.

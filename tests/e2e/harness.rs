@@ -629,6 +629,25 @@ impl Session {
         self.post(&format!("/tools/{name}"), body)
     }
 
+    /// Calls a tool that must succeed; returns its result.
+    pub fn ok(&self, tool: &str, input: Value) -> Value {
+        let response = self.tool(tool, input.clone());
+        assert_eq!(response.status, 200, "{tool} {input}: {}", response.body);
+        response.body["result"].clone()
+    }
+
+    /// Calls a tool that must fail with `code` (and HTTP `status`); returns the error.
+    pub fn fails(&self, tool: &str, input: Value, status: u16, code: &str) -> Value {
+        let response = self.tool(tool, input.clone());
+        assert_eq!((response.status, response.code()), (status, code), "{tool} {input}: {}", response.body);
+        response.body["error"].clone()
+    }
+
+    /// The value of an expression in the page's own world (of `tab`, default selected).
+    pub fn page_value(&self, expression: &str) -> Value {
+        self.ok("evaluate", json!({ "expression": expression }))["value"].clone()
+    }
+
     /// Navigates and asserts success.
     pub fn navigate(&self, url: &str) -> Value {
         let response = self.post("/navigate", json!({ "url": url }));
@@ -987,8 +1006,10 @@ pub fn parse_multipart(content_type: &str, body: &[u8]) -> Vec<UploadedPart> {
         let head = String::from_utf8_lossy(&rest[..head_end]).to_string();
         let content = &rest[head_end + 4..];
         let Some(end) = find(content, format!("\r\n{delimiter}").as_bytes()) else { break };
+        let disposition = head.lines().find(|line| line.to_ascii_lowercase().starts_with("content-disposition")).unwrap_or("");
         let attribute = |name: &str| {
-            head.split(';')
+            disposition
+                .split(';')
                 .map(str::trim)
                 .find_map(|item| item.strip_prefix(&format!("{name}=\"")).map(|value| value.trim_end_matches('"').to_string()))
         };
@@ -1023,6 +1044,9 @@ fn fixture(name: &str) -> Option<&'static str> {
         "welcome.html" => include_str!("../fixtures/welcome.html"),
         "files.html" => include_str!("../fixtures/files.html"),
         "arrived.html" => include_str!("../fixtures/arrived.html"),
+        "tabs.html" => include_str!("../fixtures/tabs.html"),
+        "provider.html" => include_str!("../fixtures/provider.html"),
+        "upload-frame.html" => include_str!("../fixtures/upload-frame.html"),
         _ => return None,
     })
 }

@@ -38,9 +38,22 @@ fn process_port_and_directory_counts_return_to_baseline() {
         "session directories left behind"
     );
 
-    // Open again, then release the lease with a live session.
+    // Open again, with more tabs and a popup, then release the lease with a live session.
     let three = lease.session();
     three.navigate(&fixtures.url("/f/hello.html"));
+    three.ok("tab_new", json!({ "url": fixtures.url("/f/hello.html") }));
+    three.ok("set_popup_policy", json!({ "policy": "tab" }));
+    three.navigate(&fixtures.url("/f/tabs.html"));
+    assert_eq!(three.ok("click", json!({ "selector": "#blank" }))["popups"].as_array().map(Vec::len), Some(1));
+    // A tab closed by the agent takes its web process along when it had its own.
+    let before_close = webkit_children(daemon.pid).len();
+    let extra = three.ok("tab_new", json!({ "url": fixtures.url("/f/hello.html") }))["tab"].as_str().unwrap().to_string();
+    three.ok("tab_close", json!({ "tab": extra }));
+    assert!(
+        eventually(Duration::from_secs(5), || webkit_children(daemon.pid).len() <= before_close),
+        "a closed tab left its process: {:?}",
+        webkit_children(daemon.pid)
+    );
     assert!(!webkit_children(daemon.pid).is_empty());
     request(daemon.port, "DELETE", &format!("/v1/leases/{}", lease.id), &daemon.broker_headers(), None);
     assert!(!port_open(lease.port));

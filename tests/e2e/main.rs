@@ -14,6 +14,7 @@ mod login;
 mod profiles;
 mod security;
 mod sessions;
+mod tabs;
 mod tools;
 mod vault;
 mod watch;

@@ -38,11 +38,19 @@ pub enum AgentOp {
     LoginForm,
     /// Where a login attempt stands.
     LoginState,
+    /// Find a file input and check it takes a number of files.
+    FileInput,
+    /// Open a file input's chooser (the engine answers it).
+    OpenFileChooser,
+    /// The files a file input holds.
+    FileInputState,
+    /// A child frame by a selector of its iframe.
+    FrameOf,
 }
 
 impl AgentOp {
     /// Every operation.
-    pub const ALL: [AgentOp; 14] = [
+    pub const ALL: [AgentOp; 18] = [
         AgentOp::Snapshot,
         AgentOp::Locate,
         AgentOp::FrameBox,
@@ -57,6 +65,10 @@ impl AgentOp {
         AgentOp::Html5Drag,
         AgentOp::LoginForm,
         AgentOp::LoginState,
+        AgentOp::FileInput,
+        AgentOp::OpenFileChooser,
+        AgentOp::FileInputState,
+        AgentOp::FrameOf,
     ];
 
     /// The agent's name for it.
@@ -76,6 +88,10 @@ impl AgentOp {
             AgentOp::Html5Drag => "html5_drag",
             AgentOp::LoginForm => "login_form",
             AgentOp::LoginState => "login_state",
+            AgentOp::FileInput => "file_input",
+            AgentOp::OpenFileChooser => "open_file_chooser",
+            AgentOp::FileInputState => "file_input_state",
+            AgentOp::FrameOf => "frame_of",
         }
     }
 }
@@ -481,6 +497,91 @@ pub struct LoginProgress {
     /// Every error text on the page now (lowercase).
     #[serde(default)]
     pub errors_now: Vec<String>,
+}
+
+/// `file_input`: find a file input that takes `count` files.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileInput {
+    /// The element (a ref, or a selector with `nth` and `pierce`).
+    #[serde(flatten)]
+    pub target: Target,
+    /// Which match of the selector, from 0.
+    pub nth: usize,
+    /// Search every open shadow root too.
+    pub pierce: bool,
+    /// How many files will be set.
+    pub count: usize,
+}
+impl AgentRequest for FileInput {
+    const OP: AgentOp = AgentOp::FileInput;
+    type Output = FileInputInfo;
+}
+
+/// A file input found.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct FileInputInfo {
+    /// Its ref.
+    #[serde(rename = "ref")]
+    pub element_ref: u64,
+    /// It takes several files.
+    pub multiple: bool,
+    /// Its accept attribute.
+    #[serde(default)]
+    pub accept: String,
+    /// A selector that finds it again.
+    #[serde(default)]
+    pub selector: String,
+}
+
+/// `open_file_chooser`.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenFileChooser {
+    /// The file input.
+    #[serde(flatten)]
+    pub target: Target,
+}
+impl AgentRequest for OpenFileChooser {
+    const OP: AgentOp = AgentOp::OpenFileChooser;
+    type Output = Value;
+}
+
+/// `file_input_state`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileInputState {
+    /// The file input.
+    #[serde(flatten)]
+    pub target: Target,
+}
+impl AgentRequest for FileInputState {
+    const OP: AgentOp = AgentOp::FileInputState;
+    type Output = FileList;
+}
+
+/// The files an input holds.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct FileList {
+    /// How many.
+    pub count: usize,
+    /// Their names and sizes.
+    pub files: Vec<Value>,
+}
+
+/// `frame_of`: a child frame by a selector of its iframe.
+#[derive(Debug, Clone, Serialize)]
+pub struct FrameOf {
+    /// A selector of the iframe.
+    pub selector: String,
+}
+impl AgentRequest for FrameOf {
+    const OP: AgentOp = AgentOp::FrameOf;
+    type Output = FrameId;
+}
+
+/// A child frame's id in its parent document.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct FrameId {
+    /// The id.
+    pub frame: u32,
 }
 
 #[cfg(test)]

@@ -283,6 +283,12 @@ pub enum PageRequest {
     AfterAction { mark: u64, budget: Duration, wait_frame: bool },
     /// Show the tab in the takeover window, hide it back offscreen, or only report.
     Watch(WatchChange),
+    /// Answer the tab's next file chooser with these files (absolute paths) instead of
+    /// cancelling it.
+    ArmFileChooser { files: Vec<String> },
+    /// Wait until the armed files were taken by a chooser (answers true), or `timeout`
+    /// passes (answers false, and the files are disarmed).
+    AwaitFileChooser { timeout: Duration },
 }
 
 impl PageRequest {
@@ -293,6 +299,7 @@ impl PageRequest {
                 *timeout + *settle + NAVIGATION_MARGIN
             }
             PageRequest::AfterAction { budget, .. } => *budget + AFTER_ACTION_MARGIN,
+            PageRequest::AwaitFileChooser { timeout } => *timeout + COMMAND_TIMEOUT,
             _ => COMMAND_TIMEOUT,
         }
     }

@@ -253,7 +253,10 @@ fn query_to_json(query: HashMap<String, String>) -> Value {
     let object = query
         .into_iter()
         .map(|(key, text)| {
-            let value = if let Ok(number) = text.parse::<u64>() {
+            // A tab id is text even when its hex digits happen to be all decimal.
+            let value = if key == "tab" {
+                json!(text)
+            } else if let Ok(number) = text.parse::<u64>() {
                 json!(number)
             } else if let Ok(flag) = text.parse::<bool>() {
                 json!(flag)

@@ -45,6 +45,10 @@ pub struct CreateSession {
     #[serde(default)]
     #[schemars(length(min = 1, max = 64), regex(pattern = r"^[a-z0-9._-]+$"))]
     pub profile: Option<String>,
+    /// What window.open and target=_blank do: `deny` (default) or `tab` (a new tab of the
+    /// session); `set_popup_policy` changes it later.
+    #[serde(default)]
+    pub popups: Option<PopupPolicy>,
 }
 
 /// What one lease may use.
@@ -135,7 +139,7 @@ impl SessionTable {
             super::ProfileStore::check_name(profile)?;
         }
         self.reserve_slot()?;
-        let result = self.open(name, width, height, request.profile).await;
+        let result = self.open(name, width, height, request.profile, request.popups.unwrap_or_default()).await;
         let lease_released = {
             let mut state = self.state.lock().expect("session table poisoned");
             state.opening -= 1;
@@ -172,7 +176,7 @@ impl SessionTable {
         Ok(())
     }
 
-    async fn open(&self, name: String, width: u32, height: u32, profile: Option<String>) -> Result<Arc<Session>> {
+    async fn open(&self, name: String, width: u32, height: u32, profile: Option<String>, popups: PopupPolicy) -> Result<Arc<Session>> {
         let id = format!("sess-{}", random_hex(8));
         let mut dirs = SessionDirs::new(&self.lease_dir, &id);
         dirs.create().map_err(|error| Error::internal(format!("cannot create the session directories: {error}")))?;
@@ -186,7 +190,7 @@ impl SessionTable {
             }
         }
         let events = Arc::new(EventLog::new(self.seq.clone()));
-        let tabs = Arc::new(Tabs::new(self.changed.clone(), PopupPolicy::default()));
+        let tabs = Arc::new(Tabs::new(self.changed.clone(), popups));
         let downloads = Arc::new(Downloads::new(dirs.downloads.clone(), self.limits.max_download_bytes, events.clone()));
         let spec = SessionSpec {
             session_id: id.clone(),

@@ -204,7 +204,8 @@ async fn fill(context: ToolContext, input: FillInput) -> Result<Value> {
     let load_mark = page::input(&context, Vec::new()).await?;
     if !located.info.editable {
         if kind == "file" {
-            return Err(Error::new(ErrorCode::Unsupported, "file inputs take files, not text (uploads come with the upload tool)"));
+            return Err(Error::new(ErrorCode::Unsupported, "file inputs take files, not text: use set_file_input {files: [paths]}")
+                .with_details(json!({ "use": "set_file_input" })));
         }
         if !SET_VALUE_TYPES.contains(&kind.as_str()) {
             return Err(Error::bad_request(format!("{} does not take typed text; use click, select or check", located.describe())));

@@ -9,6 +9,7 @@ mod actions;
 mod assert;
 mod close;
 mod dialog;
+mod downloads;
 mod events;
 mod history;
 mod login;
@@ -19,6 +20,9 @@ mod profiles;
 mod read;
 mod run_steps;
 mod snapshot;
+mod tabs;
+mod upload;
+mod wait_for_event;
 mod watch;
 
 use std::future::Future;
@@ -229,6 +233,9 @@ impl ToolRegistry {
             events::tool(),
             close::tool(),
         ]);
+        tools.extend(tabs::tools());
+        tools.extend(downloads::tools());
+        tools.extend([upload::tool(), wait_for_event::tool()]);
         ToolRegistry { tools }
     }
 

@@ -3,8 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{millis, Tool, ToolContext};
+use super::{millis, page, Tool, ToolContext};
 use crate::engine::{NavigationReport, PageRequest};
+use crate::error::{Error, Result};
 
 /// Input of `navigate`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -29,8 +30,14 @@ pub(crate) struct NavigateOutput {
     pub url: String,
     /// Its title.
     pub title: String,
+    /// Whether the page changed: false when the URL turned out to be a download.
+    pub navigated: bool,
     /// How the load and settle went.
     pub navigation: NavigationReport,
+    /// The downloads the URL started instead of a page (`{download_id, url,
+    /// suggested_filename}`), when it was one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub downloads: Vec<serde_json::Value>,
 }
 
 pub(super) fn tool() -> Tool {
@@ -41,14 +48,30 @@ pub(super) fn tool() -> Tool {
             let url = crate::urls::check_navigation_url(&input.url)?;
             let timeout = millis(input.timeout_ms, 30_000, 120_000, "timeout_ms")?;
             let settle = millis(input.settle_ms, 3_000, 60_000, "settle_ms")?;
-            let navigation = context.page(PageRequest::Navigate { url: url.to_string(), timeout, settle }).await?;
-            output(&context, navigation)
+            let mark = page::event_mark(&context);
+            match context.page(PageRequest::Navigate { url: url.to_string(), timeout, settle }).await {
+                Ok(navigation) => output(&context, navigation),
+                Err(error) => became_download(&context, mark, error).await,
+            }
         },
     )
 }
 
 /// The output for a finished navigation.
-pub(super) fn output(context: &ToolContext, navigation: NavigationReport) -> crate::error::Result<NavigateOutput> {
+pub(super) fn output(context: &ToolContext, navigation: NavigationReport) -> Result<NavigateOutput> {
     let (_, title) = context.tab()?.page.get();
-    Ok(NavigateOutput { url: navigation.url.clone(), title, navigation })
+    Ok(NavigateOutput { url: navigation.url.clone(), title, navigated: true, navigation, downloads: Vec::new() })
+}
+
+/// A load that failed because its response became a download is not an error: the page
+/// stays, and the answer names the download. Any other failure stays the error it is.
+async fn became_download(context: &ToolContext, mark: page::ActionMark, error: Error) -> Result<NavigateOutput> {
+    let report: Option<NavigationReport> = serde_json::from_value(error.details["navigation"].clone()).ok();
+    let Some(report) = report.filter(page::is_download_interruption) else { return Err(error) };
+    let downloads = page::downloads_since(context, mark, &Some(report.clone())).await;
+    if downloads.is_empty() {
+        return Err(error);
+    }
+    let (url, title) = context.tab()?.page.get();
+    Ok(NavigateOutput { url, title, navigated: false, navigation: report, downloads })
 }

@@ -190,9 +190,18 @@ pub(crate) async fn failure_screenshot(context: &ToolContext, label: &str) -> Re
     Ok(path.display().to_string())
 }
 
-/// The last seq of the session's log (a mark for "what happened during this action").
-pub(crate) fn event_mark(context: &ToolContext) -> u64 {
-    context.session.events.last_seq()
+/// Where the session stood before an action: what happened after it is the action's doing.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ActionMark {
+    /// The last seq of the session's log.
+    seq: u64,
+    /// Downloads begun so far.
+    downloads: u64,
+}
+
+/// A mark for "what happened during this action".
+pub(crate) fn event_mark(context: &ToolContext) -> ActionMark {
+    ActionMark { seq: context.session.events.last_seq(), downloads: context.session.downloads.begun() }
 }
 
 /// Waits for the action's consequences and builds its result.
@@ -201,7 +210,7 @@ pub(crate) async fn finish(
     action: &str,
     target: Value,
     load_mark: u64,
-    event_mark: u64,
+    event_mark: ActionMark,
     settle: Duration,
 ) -> Result<Value> {
     finish_with(context, action, target, load_mark, event_mark, settle, true).await
@@ -214,7 +223,7 @@ pub(crate) async fn finish_with(
     action: &str,
     target: Value,
     load_mark: u64,
-    event_mark: u64,
+    event_mark: ActionMark,
     settle: Duration,
     wait_frame: bool,
 ) -> Result<Value> {
@@ -224,15 +233,26 @@ pub(crate) async fn finish_with(
     if !target.is_null() {
         result["target"] = target;
     }
-    result["navigated"] = json!(settled.navigated);
-    if let Some(navigation) = settled.navigation {
+    let tab = context.tab()?;
+    let downloads = downloads_since(context, event_mark, &settled.navigation).await;
+    // A navigation that turned into a download did not navigate.
+    let became_download = !downloads.is_empty() && settled.navigation.as_ref().is_some_and(is_download_interruption);
+    result["navigated"] = json!(settled.navigated && !became_download);
+    if let Some(navigation) = settled.navigation.filter(|_| !became_download) {
         result["navigation"] = serde_json::to_value(navigation).unwrap_or_default();
     }
-    let happened = session.events.after(event_mark, 100).events;
+    if !downloads.is_empty() {
+        result["downloads"] = json!(downloads);
+    }
+    let happened = session.events.after(event_mark.seq, 100).events;
+    let popups = super::tabs::popups_of(&happened, &tab.id);
+    if !popups.is_empty() {
+        result["popups"] = json!(popups);
+    }
     let of_kind = |kind: &str| -> Vec<Value> {
         happened.iter().filter(|event| event.kind == kind).map(|event| Value::Object(event.data.clone())).collect()
     };
-    for (kind, field) in [("dialog", "dialogs"), ("popup_blocked", "popups_blocked"), ("download", "downloads")] {
+    for (kind, field) in [("dialog", "dialogs"), ("popup_blocked", "popups_blocked")] {
         let found = of_kind(kind);
         if !found.is_empty() {
             result[field] = json!(found);
@@ -240,6 +260,34 @@ pub(crate) async fn finish_with(
     }
     result["settle"] = serde_json::to_value(settled.settle).unwrap_or_default();
     Ok(result)
+}
+
+/// Whether a navigation ended because its response became a download.
+pub(crate) fn is_download_interruption(navigation: &crate::engine::NavigationReport) -> bool {
+    navigation.net_error.as_deref() == Some("frame_load_interrupted")
+}
+
+/// The downloads the call's tab began since `mark`, as actions report them. A navigation
+/// interrupted by a download announces it a moment after the load fails: wait for it then.
+pub(crate) async fn downloads_since(
+    context: &ToolContext,
+    mark: ActionMark,
+    navigation: &Option<crate::engine::NavigationReport>,
+) -> Vec<Value> {
+    let Ok(tab) = context.tab() else { return Vec::new() };
+    let downloads = &context.session.downloads;
+    let expecting = navigation.as_ref().is_some_and(is_download_interruption);
+    let deadline = Instant::now() + if expecting { Duration::from_millis(1000) } else { Duration::ZERO };
+    loop {
+        let begun = downloads.begun_since(mark.downloads, Some(&tab.id));
+        if !begun.is_empty() || Instant::now() >= deadline {
+            return begun
+                .iter()
+                .map(|record| json!({ "download_id": record.download_id, "url": record.url, "suggested_filename": record.suggested_filename }))
+                .collect();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Delivers trusted input to the call's tab; answers the load mark for [`finish`].

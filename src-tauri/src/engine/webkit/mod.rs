@@ -23,9 +23,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
+use webkit2gtk::{URIRequestExt, WebViewExt};
 
 use self::tab::Tab;
-use super::{Answer, Command, PageRequest, SessionRequest, SessionSpec, TabTarget, Tabs, WatchChange};
+use super::{Answer, Command, PageRequest, PopupPolicy, SessionRequest, SessionSpec, TabTarget, Tabs, WatchChange};
 use crate::engine::downloads::Downloads;
 use crate::error::{Error, ErrorCode, Result};
 
@@ -180,9 +181,9 @@ impl Engine {
 
     /// Opens a tab in `session` and waits until it has loaded about:blank. It becomes the
     /// selected tab.
-    async fn open_tab(&self, session: &Rc<HostedSession>, opener: Option<&str>) -> Result<Rc<Tab>> {
+    async fn open_tab(self: &Rc<Self>, session: &Rc<HostedSession>, opener: Option<&str>) -> Result<Rc<Tab>> {
         let state = session.tabs().open(opener, true);
-        let tab = match Tab::open(&session.context, &session.spec, state.clone()) {
+        let tab = match Tab::open(&session.context, &session.spec, state.clone(), None) {
             Ok(tab) => Rc::new(tab),
             Err(error) => {
                 session.tabs().remove(&state.id);
@@ -190,11 +191,71 @@ impl Engine {
             }
         };
         session.tabs.borrow_mut().push(tab.clone());
+        self.wire(session, &tab);
         if let Err(error) = tab.wait_until_idle(std::time::Duration::from_secs(10)).await {
             let _ = session.close_tab(&tab.id);
             return Err(error);
         }
         Ok(tab)
+    }
+
+    /// Connects what a tab's page may do to the session: open popups (as tabs, or not at
+    /// all) and close itself.
+    fn wire(self: &Rc<Self>, session: &Rc<HostedSession>, tab: &Rc<Tab>) {
+        use gtk::prelude::Cast;
+        let (engine, weak_session, opener, events) = (Rc::downgrade(self), Rc::downgrade(session), tab.id.clone(), tab.events.clone());
+        tab.view.connect_create(move |view, action| {
+            let url = action.request().and_then(|request| request.uri()).map(|uri| uri.to_string()).unwrap_or_default();
+            let (Some(engine), Some(session)) = (engine.upgrade(), weak_session.upgrade()) else { return None };
+            if session.tabs().popup_policy() == PopupPolicy::Deny {
+                events.push("popup_blocked", Some(&opener), json!({ "url": url }));
+                return None;
+            }
+            let popup = engine.open_popup(&session, view, &opener, &url)?;
+            // The binding hands WebKit a full reference to the new view, which WebKit never
+            // releases (C code returns the new widget's floating reference instead): give
+            // it back once the signal has returned, or the view and its context leak (the
+            // session's network process outlived it: measured).
+            let returned = popup.view.clone();
+            glib::idle_add_local_once(move || tab::release_reference(&returned));
+            Some(popup.view.clone().upcast::<gtk::Widget>())
+        });
+        let (weak_session, tab_id, events) = (Rc::downgrade(session), tab.id.clone(), tab.events.clone());
+        tab.view.connect_close(move |_view| {
+            // window.close(): the page closes its own tab, once this signal has returned.
+            let (weak_session, tab_id, events) = (weak_session.clone(), tab_id.clone(), events.clone());
+            glib::idle_add_local_once(move || {
+                if let Some(session) = weak_session.upgrade() {
+                    if session.close_tab(&tab_id).is_ok() {
+                        events.push("tab_closed", Some(&tab_id), json!({ "by": "page" }));
+                    }
+                }
+            });
+        });
+    }
+
+    /// A popup as a new tab of the session, related to its opener (so `window.opener`
+    /// works), not selected; WebKit loads its URL in it.
+    fn open_popup(
+        self: &Rc<Self>,
+        session: &Rc<HostedSession>,
+        opener_view: &webkit2gtk::WebView,
+        opener: &str,
+        url: &str,
+    ) -> Option<Rc<Tab>> {
+        let state = session.tabs().open(Some(opener), false);
+        let tab = match Tab::open(&session.context, &session.spec, state.clone(), Some(opener_view)) {
+            Ok(tab) => Rc::new(tab),
+            Err(error) => {
+                tracing::warn!(%error, "could not open a popup as a tab");
+                session.tabs().remove(&state.id);
+                return None;
+            }
+        };
+        session.tabs.borrow_mut().push(tab.clone());
+        self.wire(session, &tab);
+        tab.events.push("popup", Some(&tab.id), json!({ "opener": opener, "url": url }));
+        Some(tab)
     }
 
     fn close(&self, session_id: &str) -> Result<()> {
@@ -263,6 +324,12 @@ async fn page_request(tab: &Rc<Tab>, request: PageRequest) -> Result<Answer> {
             Answer::Settle(navigation::after_action(tab, mark, budget, wait_frame).await?)
         }
         PageRequest::Watch(change) => Answer::Value(watch(tab, change)?),
+        PageRequest::ArmFileChooser { files } => {
+            tab.ensure_open()?;
+            *tab.chooser.borrow_mut() = Some(files);
+            Answer::Done
+        }
+        PageRequest::AwaitFileChooser { timeout } => Answer::Flag(tab.await_file_chooser(timeout).await),
     })
 }
 

@@ -15,8 +15,8 @@ use serde_json::{json, Value};
 use tokio::sync::Notify;
 use webkit2gtk::{
     FileChooserRequestExt, LoadEvent, NavigationPolicyDecision, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecisionExt,
-    PolicyDecisionType, ScriptDialogType, SettingsExt, URIRequestExt, URIResponseExt, UserContentInjectedFrames, UserContentManagerExt,
-    UserScript, UserScriptInjectionTime, WebResourceExt, WebViewExt,
+    PolicyDecisionType, ResponsePolicyDecision, ResponsePolicyDecisionExt, ScriptDialogType, SettingsExt, URIRequestExt, URIResponseExt,
+    UserContentInjectedFrames, UserContentManagerExt, UserScript, UserScriptInjectionTime, WebResourceExt, WebViewExt,
 };
 
 use super::agent::{self, Relay};
@@ -77,16 +77,30 @@ pub(super) struct Tab {
     pub(super) buttons_held: Cell<gtk::gdk::ModifierType>,
     /// The session's downloads (a download this tab starts is recorded there).
     pub(super) downloads: Arc<crate::engine::downloads::Downloads>,
+    /// Files the next file chooser of this tab is answered with (`set_file_input`); a
+    /// chooser with none armed is cancelled.
+    pub(super) chooser: Rc<RefCell<Option<Vec<String>>>>,
 }
 
 impl Tab {
     /// Builds the host, the webview (in `context`) and connects the signal handlers.
-    pub(super) fn open(context: &webkit2gtk::WebContext, spec: &SessionSpec, state: Arc<TabState>) -> Result<Tab> {
+    /// `opener`: for a popup, the view that opened it (the new view is related to it:
+    /// same context, `window.opener` kept); the page then loads the popup's URL itself.
+    pub(super) fn open(
+        context: &webkit2gtk::WebContext,
+        spec: &SessionSpec,
+        state: Arc<TabState>,
+        opener: Option<&webkit2gtk::WebView>,
+    ) -> Result<Tab> {
         let id = state.id.clone();
         let host = gtk::OffscreenWindow::new();
         host.set_default_size(spec.width as i32, spec.height as i32);
 
-        let view = webkit2gtk::WebView::builder().web_context(context).user_content_manager(&webkit2gtk::UserContentManager::new()).build();
+        let builder = webkit2gtk::WebView::builder().user_content_manager(&webkit2gtk::UserContentManager::new());
+        let view = match opener {
+            Some(opener) => builder.related_view(opener).build(),
+            None => builder.web_context(context).build(),
+        };
         if let Some(settings) = WebViewExt::settings(&view) {
             // Let every popup reach the `create` handler, so it is decided *and* recorded.
             settings.set_javascript_can_open_windows_automatically(true);
@@ -94,17 +108,12 @@ impl Tab {
             settings.set_javascript_can_access_clipboard(false);
             settings.set_enable_back_forward_navigation_gestures(false);
         }
-        let popup_events = spec.events.clone();
-        let popup_tab = id.clone();
-        view.connect_create(move |_view, action| {
-            let url = action.request().and_then(|request| request.uri()).map(|uri| uri.to_string()).unwrap_or_default();
-            popup_events.push("popup_blocked", Some(&popup_tab), json!({ "url": url }));
-            None
-        });
         view.set_size_request(spec.width as i32, spec.height as i32);
         host.add(&view);
         host.show_all();
-        view.load_uri("about:blank");
+        if opener.is_none() {
+            view.load_uri("about:blank");
+        }
         // Keyboard focus inside the offscreen host (never on the desktop): given once now,
         // so that the first trusted click does not move focus and scroll the page.
         view.grab_focus();
@@ -148,6 +157,7 @@ impl Tab {
             input_mark: Cell::new(-1),
             buttons_held: Cell::new(gtk::gdk::ModifierType::empty()),
             downloads: spec.downloads.clone(),
+            chooser: Rc::default(),
         };
         tab.connect_signals();
         Ok(tab)
@@ -172,11 +182,24 @@ impl Tab {
 
         // A file chooser would map a GTK dialog on the person's screen: never from a hidden
         // page. It is cancelled and recorded, so the agent can set the files itself.
-        let (events, tab_id) = (self.events.clone(), self.id.clone());
+        let (events, tab_id, chooser, changed) = (self.events.clone(), self.id.clone(), self.chooser.clone(), self.load_changed.clone());
         view.connect_run_file_chooser(move |_view, request| {
             let accept: Vec<String> = request.mime_types().iter().map(|mime| mime.to_string()).collect();
-            events.push("file_chooser", Some(&tab_id), json!({ "multiple": request.selects_multiple(), "accept": accept }));
-            request.cancel();
+            let mut event = json!({ "multiple": request.selects_multiple(), "accept": accept });
+            match chooser.borrow_mut().take() {
+                Some(files) => {
+                    let paths: Vec<&str> = files.iter().map(String::as_str).collect();
+                    request.select_files(&paths);
+                    event["answered"] = json!(true);
+                    event["file_count"] = json!(files.len());
+                }
+                None => {
+                    request.cancel();
+                    event["answered"] = json!(false);
+                }
+            }
+            events.push("file_chooser", Some(&tab_id), event);
+            changed.notify_waiters();
             true
         });
 
@@ -310,6 +333,16 @@ impl Tab {
         // Frames may only navigate to web and inert document schemes.
         let (events, tab_id) = (self.events.clone(), self.id.clone());
         view.connect_decide_policy(move |_view, decision, decision_type| {
+            if decision_type == PolicyDecisionType::Response {
+                // What a browser cannot show, it downloads (WebKit would ignore it).
+                let unshowable =
+                    decision.downcast_ref::<ResponsePolicyDecision>().is_some_and(|response| !response.is_mime_type_supported());
+                if unshowable {
+                    decision.download();
+                    return true;
+                }
+                return false;
+            }
             if !matches!(decision_type, PolicyDecisionType::NavigationAction | PolicyDecisionType::NewWindowAction) {
                 return false;
             }
@@ -442,6 +475,26 @@ impl Tab {
         Ok(mark)
     }
 
+    /// Waits until a file chooser took the armed files (true), or `limit` passes (false:
+    /// the files are disarmed, so a later chooser is not answered with them).
+    pub(super) async fn await_file_chooser(&self, limit: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if self.chooser.borrow().is_none() {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline || self.closed.get() {
+                self.chooser.borrow_mut().take();
+                return false;
+            }
+            let changed = self.load_changed.notified();
+            tokio::select! {
+                _ = changed => {}
+                _ = glib::timeout_future(std::time::Duration::from_millis(20)) => {}
+            }
+        }
+    }
+
     /// An error when the tab was closed or its web process died.
     pub(super) fn ensure_open(&self) -> Result<()> {
         if self.closed.get() {
@@ -457,6 +510,19 @@ impl Tab {
         self.load_changed.notify_waiters();
         // Destroying the host destroys the view in it.
         destroy_host(&self.host);
+    }
+}
+
+/// Drops one reference to `view` that Rust code does not own: the one the `create`
+/// signal's binding handed to WebKit, which WebKit never releases.
+pub(super) fn release_reference(view: &webkit2gtk::WebView) {
+    use glib::translate::ToGlibPtr;
+    let pointer: *mut webkit2gtk::ffi::WebKitWebView = view.to_glib_none().0;
+    #[allow(unsafe_code)]
+    // SAFETY: the create trampoline took a full reference (to_glib_full) that nothing
+    // will release; this gives exactly that one back, while `view` still holds its own.
+    unsafe {
+        glib::gobject_ffi::g_object_unref(pointer.cast());
     }
 }
 
@@ -487,8 +553,13 @@ fn describe_load_error(error: &glib::Error) -> (String, String) {
             NetworkError::Transport => "transport".to_string(),
             _ => "network_failed".to_string(),
         }
-    } else if error.kind::<PolicyError>().is_some() {
-        "blocked_by_policy".to_string()
+    } else if let Some(kind) = error.kind::<PolicyError>() {
+        match kind {
+            // The response became a download (or was otherwise not shown).
+            PolicyError::FrameLoadInterruptedByPolicyChange => "frame_load_interrupted".to_string(),
+            PolicyError::CannotUseRestrictedPort => "restricted_port".to_string(),
+            _ => "blocked_by_policy".to_string(),
+        }
     } else {
         error.domain().as_str().replace('-', "_").to_lowercase()
     };

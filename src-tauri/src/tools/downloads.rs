@@ -1,0 +1,134 @@
+//! Downloads (seed 001): `set_download_behavior` (accept into the session's `downloads/` or
+//! another directory, or deny), `list_downloads` and `cancel_download`. A page never
+//! chooses where a file goes; see `engine/downloads.rs`.
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{at_most, Scope, Tool, ToolContext};
+use crate::engine::downloads::{DownloadBehavior, DownloadPolicy, DownloadStatus, MAX_DOWNLOAD_RECORDS};
+use crate::engine::SessionRequest;
+use crate::error::{Error, ErrorCode, Result};
+
+/// Input of `set_download_behavior`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SetDownloadBehaviorInput {
+    /// `accept` (save downloads) or `deny` (refuse them; recorded as `denied`).
+    behavior: DownloadBehavior,
+    /// With accept: an existing writable directory to save into, as an absolute path
+    /// (default: the session's own `downloads/`).
+    #[serde(default)]
+    download_path: Option<String>,
+    /// Record downloads in the session's events (default true); they are listed either way.
+    #[serde(default)]
+    events_enabled: Option<bool>,
+}
+
+/// Input of `list_downloads`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListDownloadsInput {
+    /// How many, newest first (1-100, default 20).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    limit: Option<usize>,
+    /// Only the downloads this open tab started.
+    #[serde(default)]
+    tab: Option<String>,
+}
+
+/// Input of `cancel_download`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CancelDownloadInput {
+    /// The download, from `list_downloads` or an action's `downloads`.
+    download_id: String,
+}
+
+pub(super) fn tools() -> Vec<Tool> {
+    vec![
+        Tool::scoped(
+            "set_download_behavior",
+            "Decide what happens to the session's downloads: accept (into the session's downloads/ directory, or download_path) or deny. Session-wide; answers the policy.",
+            Scope::Session,
+            |context: ToolContext, input: SetDownloadBehaviorInput| async move {
+                let downloads = &context.session.downloads;
+                let path = match (input.behavior, input.download_path) {
+                    (DownloadBehavior::Deny, Some(_)) => {
+                        return Err(Error::bad_request("download_path goes with behavior accept only"));
+                    }
+                    (_, Some(path)) => writable_directory(&path)?,
+                    (_, None) => downloads.default_dir.clone(),
+                };
+                let policy = DownloadPolicy { behavior: input.behavior, path, events_enabled: input.events_enabled.unwrap_or(true) };
+                downloads.set_policy(policy.clone());
+                Ok(json!({ "scope": "session", "behavior": policy.behavior, "download_path": policy.path.display().to_string(),
+                    "events_enabled": policy.events_enabled }))
+            },
+        ),
+        Tool::scoped(
+            "list_downloads",
+            "List the session's recent downloads, newest first (at most 100 are kept): id, tab, url, suggested and saved name, status (started, in_progress, completed, canceled, denied, failed), bytes, MIME type, sha256 when completed, times, error.",
+            Scope::Session,
+            |context: ToolContext, input: ListDownloadsInput| async move {
+                let limit = at_most(input.limit, 20, MAX_DOWNLOAD_RECORDS, "limit")?;
+                if limit == 0 {
+                    return Err(Error::bad_request("limit must be at least 1"));
+                }
+                if let Some(tab) = &input.tab {
+                    context.session.tabs.get(Some(tab))?;
+                }
+                Ok(json!({ "downloads": context.session.downloads.list(limit, input.tab.as_deref()) }))
+            },
+        ),
+        Tool::scoped(
+            "cancel_download",
+            "Cancel a download in progress (no partial file is left). On a download that already ended it changes nothing and answers its record with canceled=false.",
+            Scope::Session,
+            |context: ToolContext, input: CancelDownloadInput| async move {
+                let session = &context.session;
+                let Some((record, running)) =
+                    session.downloads.mark_canceled(&input.download_id, DownloadStatus::Canceled, Some("canceled by the agent".into()))
+                else {
+                    return Err(Error::new(ErrorCode::NotFound, format!("no download {} in this session", input.download_id)));
+                };
+                if running {
+                    session.engine.session::<bool>(&session.id, SessionRequest::CancelDownload { download_id: input.download_id }).await?;
+                }
+                let mut answer = serde_json::to_value(&record).map_err(|error| Error::internal(error.to_string()))?;
+                answer["canceled"] = json!(running);
+                Ok(answer)
+            },
+        ),
+    ]
+}
+
+/// An existing directory the daemon can write into, given as an absolute path.
+fn writable_directory(path: &str) -> Result<PathBuf> {
+    let path = PathBuf::from(path);
+    let refuse = |reason: &str| {
+        Error::bad_request(format!("download_path {} {reason}", path.display()))
+            .with_details(json!({ "download_path": path.display().to_string(), "reason": reason }))
+    };
+    if !path.is_absolute() {
+        return Err(refuse("is not an absolute path"));
+    }
+    match std::fs::metadata(&path) {
+        Ok(metadata) if metadata.is_dir() => {}
+        Ok(_) => return Err(refuse("is not a directory")),
+        Err(_) => return Err(refuse("does not exist")),
+    }
+    // Writable for the daemon: a probe file, created and removed at once.
+    let probe = path.join(format!(".malo-probe-{}", crate::secret::random_hex(4)));
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(path)
+        }
+        Err(_) => Err(refuse("is not writable")),
+    }
+}

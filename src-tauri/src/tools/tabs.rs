@@ -1,0 +1,123 @@
+//! Tabs (seed 002): `tab_new`, `tab_list`, `tab_select`, `tab_close`, and
+//! `set_popup_policy` (popups denied, or opened as tabs of the session). Tabs of a session
+//! share its cookies, storage and downloads; every page tool takes `tab` (default: the
+//! selected tab).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{millis, Scope, Tool, ToolContext};
+use crate::engine::{NavigationReport, PageRequest, PopupPolicy, SessionRequest, TabTarget};
+
+/// Input of `tab_new`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TabNewInput {
+    /// Load this http(s) URL in the new tab (default: about:blank).
+    #[serde(default)]
+    url: Option<String>,
+    /// As navigate's settle_ms, when a url is given (default 3000, max 60000).
+    #[serde(default)]
+    #[schemars(range(max = 60000))]
+    settle_ms: Option<u64>,
+}
+
+/// Input of `tab_list`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TabListInput {}
+
+/// Input of `tab_select` and `tab_close`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TabInput {
+    /// The tab's short id (from tab_list, tab_new or a popup).
+    tab: String,
+}
+
+/// Input of `set_popup_policy`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PopupPolicyInput {
+    /// `deny` (window.open answers null; event popup_blocked) or `tab` (each popup opens
+    /// as a new tab of the session, keeping window.opener; event popup).
+    policy: PopupPolicy,
+}
+
+pub(super) fn tools() -> Vec<Tool> {
+    vec![
+        Tool::scoped(
+            "tab_new",
+            "Open a new tab in the session (same cookies, storage and downloads), optionally loading url; it becomes the selected tab. Works when the session has no tab left.",
+            Scope::Session,
+            |context: ToolContext, input: TabNewInput| async move {
+                let url = input.url.as_deref().map(crate::urls::check_navigation_url).transpose()?;
+                let settle = millis(input.settle_ms, 3_000, 60_000, "settle_ms")?;
+                let session = &context.session;
+                let tab: String = session.engine.session(&session.id, SessionRequest::NewTab).await?;
+                let mut answer = json!({ "tab": tab, "url": "about:blank" });
+                if let Some(url) = url {
+                    let target = TabTarget { session_id: session.id.clone(), tab: tab.clone() };
+                    let request = PageRequest::Navigate { url: url.to_string(), timeout: std::time::Duration::from_secs(30), settle };
+                    let navigation: NavigationReport = session.engine.page(target, request).await?;
+                    answer["url"] = json!(navigation.url);
+                    answer["navigation"] = serde_json::to_value(navigation).unwrap_or_default();
+                }
+                answer["tabs"] = json!(session.tabs.summaries());
+                Ok(answer)
+            },
+        ),
+        Tool::scoped(
+            "tab_list",
+            "List the session's open tabs: id, url, title, whether selected, and the opener of popups.",
+            Scope::Session,
+            |context: ToolContext, _input: TabListInput| async move {
+                Ok(json!({ "tabs": context.session.tabs.summaries(), "selected": context.session.tabs.selected_id() }))
+            },
+        ),
+        Tool::scoped(
+            "tab_select",
+            "Make a tab the selected one: page tools without `tab` act on it, and watch shows it.",
+            Scope::Session,
+            |context: ToolContext, input: TabInput| async move {
+                let tab = context.session.tabs.select(&input.tab)?;
+                let (url, title) = tab.page.get();
+                Ok(json!({ "tab": tab.id, "url": url, "title": title, "selected": true }))
+            },
+        ),
+        Tool::scoped(
+            "tab_close",
+            "Close a tab; its id and what it held (refs, logs, rules) go. Closing the last tab is allowed: the session then has none until tab_new.",
+            Scope::Session,
+            |context: ToolContext, input: TabInput| async move {
+                let session = &context.session;
+                let tab = session.tabs.get(Some(&input.tab))?;
+                // A call running on the tab finishes first (a person's login may take
+                // minutes: after 5 s the tab closes under it, and it fails).
+                let _turn = tokio::time::timeout(std::time::Duration::from_secs(5), tab.lock.lock()).await;
+                session.engine.session::<()>(&session.id, SessionRequest::CloseTab { tab: tab.id.clone() }).await?;
+                session.events.push("tab_closed", Some(&tab.id), json!({ "by": "agent" }));
+                Ok(json!({ "closed": true, "tab_closed": tab.id, "selected": session.tabs.selected_id(), "tabs": session.tabs.summaries() }))
+            },
+        ),
+        Tool::scoped(
+            "set_popup_policy",
+            "Decide what window.open and target=_blank do: deny (default) or tab (a new tab of the session, keeping window.opener, so sign-in popups that post back and close work).",
+            Scope::Session,
+            |context: ToolContext, input: PopupPolicyInput| async move {
+                context.session.tabs.set_popup_policy(input.policy);
+                Ok(json!({ "scope": "session", "policy": input.policy }))
+            },
+        ),
+    ]
+}
+
+/// What an action caused in the way of new tabs (`popups: [{tab, url}]`).
+pub(crate) fn popups_of(happened: &[crate::events::Event], opener: &str) -> Vec<Value> {
+    happened
+        .iter()
+        .filter(|event| event.kind == "popup" && event.data.get("opener").and_then(Value::as_str) == Some(opener))
+        .map(|event| json!({ "tab": event.tab, "url": event.data.get("url") }))
+        .collect()
+}

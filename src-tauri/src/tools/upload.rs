@@ -1,0 +1,136 @@
+//! `set_file_input` (seed 001): set files on an `<input type=file>` without a window. The
+//! input's own chooser is opened and the engine answers it with the files (no dialog is
+//! ever shown), so the page gets trusted `input` and `change` events and a form posts the
+//! exact bytes. With `next_chooser`, the next chooser the page opens itself is answered.
+
+use std::path::Path;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::page::{agent, parse_ref};
+use super::{Tool, ToolContext};
+use crate::engine::agent::{FileInput, FileInputState, FrameOf, OpenFileChooser, Target};
+use crate::engine::PageRequest;
+use crate::error::{Error, ErrorCode, Result};
+
+/// How long an input's chooser may take to open after the click.
+const CHOOSER_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Input of `set_file_input`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SetFileInputInput {
+    /// Absolute paths of existing, readable regular files (one, or several for an input
+    /// with `multiple`).
+    #[schemars(length(min = 1))]
+    files: Vec<String>,
+    /// The file input: a ref from snapshot (e.g. e12).
+    #[serde(default, rename = "ref")]
+    element_ref: Option<String>,
+    /// The file input: a CSS selector.
+    #[serde(default)]
+    selector: Option<String>,
+    /// Which match of the selector, from 0 (default 0).
+    #[serde(default)]
+    nth: Option<usize>,
+    /// The selector applies inside this iframe (a selector of the iframe in the page).
+    #[serde(default)]
+    frame_selector: Option<String>,
+    /// Look for the selector inside every open shadow root too.
+    #[serde(default)]
+    pierce_shadow: bool,
+    /// No target: answer the next file chooser the page itself opens (for a file input
+    /// that is not in the document). Answers at once; event `file_chooser` when used.
+    #[serde(default)]
+    next_chooser: bool,
+}
+
+pub(super) fn tool() -> Tool {
+    Tool::new(
+        "set_file_input",
+        "Upload files into an <input type=file> (ref or selector, with nth, frame_selector, pierce_shadow) without any window: fires input and change as a person's choice does. next_chooser=true (no target) answers the next file chooser the page opens itself. A page's own file chooser is otherwise cancelled and recorded as event file_chooser.",
+        |context: ToolContext, input: SetFileInputInput| async move { set_files(context, input).await },
+    )
+}
+
+async fn set_files(context: ToolContext, input: SetFileInputInput) -> Result<Value> {
+    let files = checked_files(&input.files)?;
+    let paths: Vec<String> = files.iter().map(|(path, _, _)| path.clone()).collect();
+    let described: Vec<Value> = files.iter().map(|(_, name, size)| json!({ "name": name, "size": size })).collect();
+    let tab = context.tab()?.id.clone();
+    let given = input.element_ref.is_some() || input.selector.is_some();
+    if input.next_chooser {
+        if given || input.frame_selector.is_some() {
+            return Err(Error::bad_request("next_chooser answers the page's next chooser: give no ref, selector or frame_selector"));
+        }
+        context.page::<()>(PageRequest::ArmFileChooser { files: paths }).await?;
+        return Ok(json!({ "tab": tab, "armed": true, "file_count": described.len(), "files": described }));
+    }
+    // Which frame, and which element in it.
+    let (frame, target) = match (&input.element_ref, &input.selector) {
+        (Some(element_ref), None) => {
+            if input.frame_selector.is_some() || input.nth.is_some() {
+                return Err(Error::bad_request("frame_selector and nth go with selector, not ref"));
+            }
+            let number = parse_ref(element_ref)?;
+            let frame = context.tab()?.refs.lock().expect("ref table poisoned").frame_of.get(&number).cloned().unwrap_or_default();
+            (frame, Target::by_ref(number))
+        }
+        (None, Some(selector)) => {
+            let frame = match &input.frame_selector {
+                Some(frame_selector) => vec![agent(&context, &[], &FrameOf { selector: frame_selector.clone() }).await?.frame],
+                None => Vec::new(),
+            };
+            (frame, Target { element_ref: None, selector: Some(selector.clone()) })
+        }
+        _ => return Err(Error::bad_request("give a ref or a selector of the file input (or next_chooser: true)")),
+    };
+    let request = FileInput { target, nth: input.nth.unwrap_or(0), pierce: input.pierce_shadow, count: paths.len() };
+    let found = agent(&context, &frame, &request).await?;
+    let element = Target::by_ref(found.element_ref);
+    context.page::<()>(PageRequest::ArmFileChooser { files: paths }).await?;
+    agent(&context, &frame, &OpenFileChooser { target: element.clone() }).await?;
+    if !context.page::<bool>(PageRequest::AwaitFileChooser { timeout: CHOOSER_TIMEOUT }).await? {
+        return Err(Error::new(ErrorCode::ScriptError, "the file input did not open its chooser (does the page cancel clicks on it?)"));
+    }
+    // Let the page's input and change handlers run.
+    let settle = PageRequest::AfterAction { mark: 0, budget: Duration::from_millis(1500), wait_frame: true };
+    let _ = context.page::<crate::engine::ActionSettle>(settle).await;
+    let now = agent(&context, &frame, &FileInputState { target: element }).await?;
+    if now.count != described.len() {
+        return Err(Error::new(
+            ErrorCode::ScriptError,
+            format!("the input holds {} files after the choice, not {}", now.count, described.len()),
+        ));
+    }
+    Ok(json!({ "tab": tab, "selector": found.selector, "ref": format!("e{}", found.element_ref), "file_count": now.count,
+        "files": described, "multiple": found.multiple, "accept": found.accept }))
+}
+
+/// Checks every path: absolute, an existing regular file, readable. Answers `(path, name,
+/// size)` for each.
+fn checked_files(files: &[String]) -> Result<Vec<(String, String, u64)>> {
+    if files.is_empty() {
+        return Err(Error::bad_request("files is empty: give at least one path"));
+    }
+    files
+        .iter()
+        .map(|raw| {
+            let path = Path::new(raw);
+            let refuse = |reason: &str, message: String| Error::bad_request(message).with_details(json!({ "path": raw, "reason": reason }));
+            if !path.is_absolute() {
+                return Err(refuse("not_absolute", format!("{raw} is not an absolute path")));
+            }
+            let metadata = std::fs::metadata(path).map_err(|_| refuse("not_found", format!("{raw} does not exist")))?;
+            if !metadata.is_file() {
+                return Err(refuse("not_a_file", format!("{raw} is not a regular file")));
+            }
+            std::fs::File::open(path).map_err(|error| refuse("unreadable", format!("{raw} cannot be read: {error}")))?;
+            let name = path.file_name().map(|name| name.to_string_lossy().to_string()).unwrap_or_default();
+            Ok((raw.clone(), name, metadata.len()))
+        })
+        .collect()
+}

@@ -1,0 +1,88 @@
+//! `wait_for_event`: wait for the next download, popup, file chooser or dialog of the
+//! session after the call began. It holds no lock: an agent waits in one call and clicks
+//! in another.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{millis, Scope, Tool, ToolContext};
+use crate::error::{Error, ErrorCode};
+
+/// What to wait for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum EventKind {
+    /// A download starts (event `download_started`).
+    Download,
+    /// A popup opens as a tab (event `popup`; a denied one is `popup_blocked`).
+    Popup,
+    /// The page opens a file chooser (event `file_chooser`).
+    FileChooser,
+    /// A JavaScript dialog is answered (event `dialog`).
+    Dialog,
+}
+
+impl EventKind {
+    /// The event type it waits for.
+    fn event_type(self) -> &'static str {
+        match self {
+            EventKind::Download => "download_started",
+            EventKind::Popup => "popup",
+            EventKind::FileChooser => "file_chooser",
+            EventKind::Dialog => "dialog",
+        }
+    }
+}
+
+/// Input of `wait_for_event`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WaitForEventInput {
+    /// `download`, `popup`, `file_chooser` or `dialog`.
+    kind: EventKind,
+    /// How long to wait in ms (default 30000, max 300000).
+    #[serde(default)]
+    #[schemars(range(max = 300000))]
+    timeout_ms: Option<u64>,
+    /// Only an event of this open tab (default: any tab of the session).
+    #[serde(default)]
+    tab: Option<String>,
+}
+
+pub(super) fn tool() -> Tool {
+    Tool::scoped(
+        "wait_for_event",
+        "Wait for the next download, popup, file_chooser or dialog of the session (after this call began), up to timeout_ms (E_TIMEOUT). Holds no lock: wait here and act in another call.",
+        Scope::Session,
+        |context: ToolContext, input: WaitForEventInput| async move {
+            let timeout = millis(input.timeout_ms, 30_000, 300_000, "timeout_ms")?;
+            if let Some(tab) = &input.tab {
+                context.session.tabs.get(Some(tab))?;
+            }
+            let session = &context.session;
+            let begun = std::time::Instant::now();
+            let deadline = tokio::time::Instant::now() + timeout;
+            let kind = input.kind.event_type();
+            if input.kind == EventKind::Download && !session.downloads.policy().events_enabled {
+                // Download events are off: watch the records instead.
+                let mark = session.downloads.begun();
+                loop {
+                    if let Some(record) = session.downloads.begun_since(mark, input.tab.as_deref()).into_iter().next() {
+                        let event = json!({ "type": kind, "tab": record.tab, "download_id": record.download_id, "url": record.url,
+                            "suggested_filename": record.suggested_filename });
+                        return Ok(json!({ "kind": input.kind, "event": event, "waited_ms": begun.elapsed().as_millis() as u64 }));
+                    }
+                    if tokio::time::Instant::now() >= deadline {
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            } else if let Some(event) = session.events.wait_for(session.events.last_seq(), kind, input.tab.as_deref(), deadline).await {
+                return Ok(json!({ "kind": input.kind, "event": event, "waited_ms": begun.elapsed().as_millis() as u64 }));
+            }
+            Err(Error::new(ErrorCode::Timeout, format!("no {kind} event within {} ms", timeout.as_millis()))
+                .with_details(json!({ "kind": input.kind })))
+        },
+    )
+}
