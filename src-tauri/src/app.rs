@@ -16,6 +16,10 @@ use crate::config::{DaemonArgs, Settings};
 use crate::engine::EngineHandle;
 use crate::tools::ToolRegistry;
 
+/// `MALO_PROXY=off` runs sessions without their proxy: a diagnostics switch for measuring
+/// what the proxy costs (the benchmark uses it), not a product setting.
+pub const NO_PROXY_ENV: &str = "MALO_PROXY";
+
 /// Why the daemon could not start (or stopped with an error).
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
@@ -41,6 +45,9 @@ pub enum DaemonError {
         /// Why it failed.
         source: std::io::Error,
     },
+    /// The session proxy's certificate authority could not be made or read.
+    #[error("the session proxy cannot start: {0}")]
+    Proxy(String),
     /// The GUI toolkit could not start (e.g. no display).
     #[error("the window system could not start: {0}")]
     Tauri(#[from] tauri::Error),
@@ -83,7 +90,20 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
     let lease_servers: LeaseServerSpawner = Arc::new(move |listener, lease, shutdown| {
         tokio::spawn(crate::http::serve(listener, crate::http::lease_router(lease, registry.clone()), shutdown))
     });
-    let broker = Arc::new(Broker::new(settings.clone(), engine, lease_servers));
+    // Every session's pages reach the web through a proxy; none may reach the daemon itself.
+    let seq = Arc::new(crate::events::SeqCounter::default());
+    let ports = Arc::new(crate::network::DaemonPorts::default());
+    ports.add(port);
+    let proxy = if std::env::var(NO_PROXY_ENV).is_ok_and(|value| value == "off") {
+        // For measuring what the proxy costs: sessions then have no capture or interception.
+        tracing::warn!("{NO_PROXY_ENV}=off: sessions run without their proxy (no capture, no interception, no port guard)");
+        None
+    } else {
+        let services = crate::proxy::ProxyServices::new(&settings.data_dir, ports, seq.clone())
+            .map_err(|error| DaemonError::Proxy(error.to_string()))?;
+        Some(Arc::new(services))
+    };
+    let broker = Arc::new(Broker::new(settings.clone(), engine, lease_servers, seq, proxy));
     let info =
         BrokerInfo { endpoint: format!("http://127.0.0.1:{port}"), token: broker.token.expose().to_string(), pid: std::process::id() };
     lock.write_broker_file(&info).map_err(io("cannot write broker.json"))?;

@@ -63,6 +63,8 @@ pub enum ErrorCode {
     Timeout,
     /// The page's script threw, or returned something that is not JSON.
     ScriptError,
+    /// Network capture cannot work for this session (its proxy is not running).
+    CaptureUnavailable,
     /// The browsing engine lost the session (web process crashed, engine stopped).
     EngineUnavailable,
     /// The feature is not supported (on this platform or in this form).
@@ -106,6 +108,7 @@ impl ErrorCode {
             ErrorCode::Timeout => "E_TIMEOUT",
             ErrorCode::ScriptError => "E_SCRIPT_ERROR",
             ErrorCode::EngineUnavailable => "E_ENGINE_UNAVAILABLE",
+            ErrorCode::CaptureUnavailable => "E_CAPTURE_UNAVAILABLE",
             ErrorCode::Unsupported => "E_UNSUPPORTED",
             ErrorCode::ShuttingDown => "E_SHUTTING_DOWN",
             ErrorCode::Internal => "E_INTERNAL",
@@ -140,7 +143,7 @@ impl ErrorCode {
             ErrorCode::TooManySessions => 429,
             ErrorCode::Unsupported => 422,
             ErrorCode::NavigationFailed => 502,
-            ErrorCode::PoolExhausted | ErrorCode::EngineUnavailable | ErrorCode::ShuttingDown => 503,
+            ErrorCode::PoolExhausted | ErrorCode::EngineUnavailable | ErrorCode::ShuttingDown | ErrorCode::CaptureUnavailable => 503,
             ErrorCode::Timeout => 504,
             ErrorCode::Internal => 500,
         }
@@ -152,7 +155,7 @@ impl ErrorCode {
     }
 
     /// Every code, for documentation and tests.
-    pub const ALL: [ErrorCode; 32] = [
+    pub const ALL: [ErrorCode; 33] = [
         ErrorCode::CredentialNotFound,
         ErrorCode::CredentialOrigin,
         ErrorCode::ProfileLocked,
@@ -182,6 +185,7 @@ impl ErrorCode {
         ErrorCode::Timeout,
         ErrorCode::ScriptError,
         ErrorCode::EngineUnavailable,
+        ErrorCode::CaptureUnavailable,
         ErrorCode::Unsupported,
         ErrorCode::ShuttingDown,
         ErrorCode::Internal,

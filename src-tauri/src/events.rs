@@ -119,6 +119,11 @@ impl EventLog {
         self.seq.next()
     }
 
+    /// The last seq handed out daemon-wide (a cursor for an empty page).
+    pub fn peek_seq(&self) -> u64 {
+        self.seq.current()
+    }
+
     /// Up to `limit` events with `seq > after`.
     pub fn after(&self, after: u64, limit: usize) -> EventPage {
         self.after_matching(after, limit, None, None)
@@ -143,6 +148,68 @@ impl EventLog {
 
     fn newest_seq(&self, events: &VecDeque<Event>) -> u64 {
         events.back().map(|event| event.seq).unwrap_or(0)
+    }
+}
+
+/// A bounded log of `T` numbered from the daemon-wide counter, read with a cursor: what a
+/// tab keeps of its console lines and page errors (seed 002: 200 and 100).
+#[derive(Debug)]
+pub struct SeqRing<T> {
+    seq: Arc<SeqCounter>,
+    capacity: usize,
+    // A std mutex: pushes and copies only.
+    entries: Mutex<VecDeque<(u64, T)>>,
+}
+
+/// A page of a [`SeqRing`] after a cursor.
+#[derive(Debug, Clone, Serialize)]
+pub struct RingPage<T: Serialize> {
+    /// Entries with `seq > after`, oldest first, each with its `seq`.
+    pub entries: Vec<T>,
+    /// Pass this as the next `after`.
+    pub cursor: u64,
+    /// More entries matched than `limit` allowed.
+    pub has_more: bool,
+}
+
+impl<T: Clone + Serialize> SeqRing<T> {
+    /// An empty ring of `capacity` entries.
+    pub fn new(seq: Arc<SeqCounter>, capacity: usize) -> SeqRing<T> {
+        SeqRing { seq, capacity, entries: Mutex::new(VecDeque::new()) }
+    }
+
+    /// Appends an entry (the oldest goes when full); answers its seq.
+    pub fn push(&self, entry: T) -> u64 {
+        let mut entries = self.entries.lock().expect("ring poisoned");
+        let seq = self.seq.next();
+        if entries.len() == self.capacity {
+            entries.pop_front();
+        }
+        entries.push_back((seq, entry));
+        seq
+    }
+
+    /// Up to `limit` entries after `after` that `keep` admits, each as JSON with its `seq`.
+    pub fn after(&self, after: u64, limit: usize, keep: impl Fn(&T) -> bool) -> RingPage<Value> {
+        let entries = self.entries.lock().expect("ring poisoned");
+        let matching: Vec<&(u64, T)> = entries.iter().filter(|(seq, entry)| *seq > after && keep(entry)).collect();
+        let has_more = matching.len() > limit;
+        let selected: Vec<Value> = matching
+            .iter()
+            .take(limit)
+            .map(|(seq, entry)| {
+                let mut value = serde_json::to_value(entry).unwrap_or_default();
+                if let Some(object) = value.as_object_mut() {
+                    object.insert("seq".into(), Value::from(*seq));
+                }
+                value
+            })
+            .collect();
+        let cursor = matching
+            .get(limit.min(matching.len()).wrapping_sub(1))
+            .map(|(seq, _)| *seq)
+            .unwrap_or_else(|| after.max(entries.back().map(|(seq, _)| *seq).unwrap_or(0)));
+        RingPage { entries: selected, cursor, has_more }
     }
 }
 
@@ -180,6 +247,22 @@ mod tests {
         let empty = log.after(rest.cursor, 10);
         assert!(empty.events.is_empty());
         assert_eq!(empty.cursor, rest.cursor);
+    }
+
+    #[test]
+    fn rings_keep_their_capacity_and_page_by_cursor() {
+        let seq = Arc::new(SeqCounter::default());
+        let ring = SeqRing::new(seq.clone(), 3);
+        for text in ["a", "b", "c", "d"] {
+            ring.push(json!({ "text": text }));
+        }
+        let page = ring.after(0, 2, |_| true);
+        assert_eq!(page.entries.iter().map(|entry| entry["text"].as_str().unwrap()).collect::<Vec<_>>(), ["b", "c"]);
+        assert!(page.has_more);
+        let rest = ring.after(page.cursor, 10, |entry| entry["text"] != "zzz");
+        assert_eq!(rest.entries.len(), 1);
+        assert_eq!(rest.cursor, 4);
+        assert_eq!(ring.after(rest.cursor, 10, |_| true).cursor, 4, "an empty page keeps the cursor");
     }
 
     #[test]

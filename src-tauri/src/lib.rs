@@ -15,6 +15,8 @@ pub mod events;
 pub mod http;
 pub mod logging;
 pub mod mcp;
+pub mod network;
+pub mod proxy;
 pub mod secret;
 pub mod session;
 pub mod tools;

@@ -28,6 +28,11 @@ fn main() {
     println!("malo-browser foundation benchmark ({} build)", if cfg!(debug_assertions) { "dev" } else { "release" });
     println!("pages: {}", if shared { pages_dir.display().to_string() } else { "test fixtures".into() });
     println!();
+    // `bench proxy`: only what the session proxy costs.
+    if std::env::args().nth(1).as_deref() == Some("proxy") && shared {
+        proxy_cost(&fixtures, &page_b, &fixtures.url("/b/fetch50.html"));
+        return;
+    }
     println!("{:<44} {:>9} {:>9} {:>6}", "operation", "median ms", "p95 ms", "n");
 
     // Daemon start to first lease, each time a new daemon on a new data dir.
@@ -90,6 +95,9 @@ fn main() {
     session.close();
 
     page_tools(&lease, &fixtures, shared);
+    if shared {
+        proxy_cost(&fixtures, &page_b, &fixtures.url("/b/fetch50.html"));
+    }
     mcp(&daemon, &lease, &fixtures);
 
     // Memory: PSS of the daemon and all its WebKit processes, per extra session.
@@ -151,6 +159,46 @@ fn main() {
     let per_tab = tab_extras.iter().sum::<u64>() as f64 / tab_extras.len() as f64 / 1024.0;
     println!("each extra tab +{per_tab:.1} MiB (each extra session +{per_session:.1} MiB)");
     session.close();
+}
+
+/// What the session proxy costs: page loads of the large page and of the 50-fetch page with
+/// the proxy and capture on, the proxy alone, and no proxy at all (`MALO_PROXY=off`); and
+/// the memory of two sessions with and without it.
+fn proxy_cost(fixtures: &Fixtures, large: &str, fetch50: &str) {
+    println!();
+    println!("{:<44} {:>9} {:>9} {:>6}", "session proxy (page load, incl. settle)", "median ms", "p95 ms", "n");
+    let mut memory = Vec::new();
+    for (label, proxy_off, capture) in [("no proxy", true, false), ("proxy, capture off", false, false), ("proxy, capture on", false, true)]
+    {
+        let options = DaemonOptions {
+            env: if proxy_off { vec![("MALO_PROXY".into(), "off".into())] } else { Vec::new() },
+            ..DaemonOptions::default()
+        };
+        let daemon = Daemon::start_with(options);
+        let lease = daemon.lease("bench-proxy");
+        let session = lease.session_sized(1280, 720);
+        if capture {
+            session.ok("network_capture", json!({ "url_prefixes": [fixtures.url("/b/")] }));
+        }
+        for (page, url) in [("(b) large", large), ("(c) fetch50", fetch50)] {
+            session.navigate(url);
+            let mut samples = Vec::new();
+            for _ in 0..15 {
+                let begun = Instant::now();
+                session.navigate(url);
+                samples.push(begun.elapsed());
+            }
+            report(&format!("navigate {page}: {label}"), &samples);
+        }
+        let second = lease.session_sized(1280, 720);
+        second.navigate(large);
+        session.navigate(large);
+        std::thread::sleep(Duration::from_millis(800));
+        memory.push((label, pss_kib(daemon.pid)));
+    }
+    for (label, pss) in memory {
+        println!("memory, 2 sessions on (b), {label}: {:.1} MiB PSS", pss as f64 / 1024.0);
+    }
 }
 
 /// Snapshot size, tokens and latency per page; click and fill latency, as an agent sees them.

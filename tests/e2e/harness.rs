@@ -100,6 +100,8 @@ pub struct DaemonOptions {
     pub home: Option<PathBuf>,
     /// More flags for `malo daemon`.
     pub extra_args: Vec<String>,
+    /// More environment for `malo daemon`.
+    pub env: Vec<(String, String)>,
 }
 
 impl Default for DaemonOptions {
@@ -113,6 +115,7 @@ impl Default for DaemonOptions {
             cwd: None,
             home: None,
             extra_args: Vec::new(),
+            env: Vec::new(),
         }
     }
 }
@@ -261,6 +264,7 @@ pub fn daemon_command(data_dir: &Path, options: &DaemonOptions, port_range: (u16
         command.env("HOME", home).env_remove("XDG_DOWNLOAD_DIR").env_remove("XDG_CONFIG_HOME");
     }
     command.args(&options.extra_args);
+    command.envs(options.env.iter().map(|(name, value)| (name, value)));
     command
 }
 
@@ -894,6 +898,37 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
             Html(page).into_response()
         }
     }
+    /// Small API answers for the network tests.
+    async fn api(Path(path): Path<String>, method: axum::http::Method, body: axum::body::Bytes) -> Response {
+        let json = |text: String| ([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")], text).into_response();
+        match path.as_str() {
+            "items.json" => json(r#"{"items":[1,2,3],"name":"items"}"#.to_string()),
+            "xhr.json" => json(r#"{"via":"xhr"}"#.to_string()),
+            "empty" => StatusCode::NO_CONTENT.into_response(),
+            "big" => ([(header::CONTENT_TYPE, "text/plain")], api_big_body()).into_response(),
+            "binary" => ([(header::CONTENT_TYPE, "application/octet-stream")], vec![0xffu8, 0xfe, 0x00, 0x81, 0x9c, 0xd3]).into_response(),
+            "gzip.json" => {
+                use std::io::Write;
+                let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                encoder.write_all(br#"{"compressed":true}"#).unwrap();
+                ([(header::CONTENT_TYPE, "application/json"), (header::CONTENT_ENCODING, "gzip")], encoder.finish().unwrap())
+                    .into_response()
+            }
+            "pixel.png" => ([(header::CONTENT_TYPE, "image/png")], PIXEL_PNG.to_vec()).into_response(),
+            "echo" => json(format!(r#"{{"method":"{method}","bytes":{}}}"#, body.len())),
+            other if other.starts_with("status/") => {
+                let code = other
+                    .trim_start_matches("status/")
+                    .parse()
+                    .ok()
+                    .and_then(|code| StatusCode::from_u16(code).ok())
+                    .unwrap_or(StatusCode::IM_A_TEAPOT);
+                (code, format!("status {}", code.as_u16())).into_response()
+            }
+            other if other.starts_with("count/") => json(format!(r#"{{"n":"{}"}}"#, other.trim_start_matches("count/"))),
+            _ => (StatusCode::NOT_FOUND, "no such api").into_response(),
+        }
+    }
     /// A fixture page served after `ms` milliseconds.
     async fn delayed(Path(name): Path<String>, Query(query): Query<HashMap<String, String>>) -> Response {
         let ms: u64 = query.get("ms").and_then(|ms| ms.parse().ok()).unwrap_or(1000);
@@ -971,10 +1006,185 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
         .route("/login", axum::routing::post(login))
         .route("/download/{name}", get(download))
         .route("/delayed/{name}", get(delayed))
+        .route("/api/{*path}", axum::routing::any(api))
         .route("/trickle", get(trickle))
         .route("/upload", axum::routing::post(upload))
         .layer(axum::middleware::from_fn_with_state(log.clone(), record))
         .with_state(log)
+}
+
+/// `/api/big`: 1.5 MiB of text, each line numbered.
+pub fn api_big_body() -> String {
+    let mut body = String::new();
+    let mut line = 0;
+    while body.len() < 1_572_864 {
+        body.push_str(&format!("line {line:08}\n"));
+        line += 1;
+    }
+    body
+}
+
+/// A 1x1 PNG.
+const PIXEL_PNG: [u8; 67] = [
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+    0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63,
+    0x00, 0x01, 0x00, 0x00, 0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60,
+    0x82,
+];
+
+/// A certificate authority made for a test, and leaves it signs for 127.0.0.1 and localhost.
+pub struct TestCa {
+    pub dir: TempDir,
+    /// The CA certificate (PEM), for `MALO_TEST_EXTRA_CA`.
+    pub ca_path: PathBuf,
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+}
+
+impl TestCa {
+    pub fn new() -> TestCa {
+        let dir = TempDir::new("test-ca");
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::default();
+        params.distinguished_name.push(rcgen::DnType::CommonName, "malo test CA");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.key_usages = vec![rcgen::KeyUsagePurpose::KeyCertSign, rcgen::KeyUsagePurpose::DigitalSignature];
+        let certificate = params.self_signed(&key).unwrap();
+        let ca_path = dir.0.join("test-ca.pem");
+        std::fs::write(&ca_path, certificate.pem()).unwrap();
+        TestCa { dir, ca_path, issuer: rcgen::Issuer::new(params, key) }
+    }
+
+    /// A leaf for 127.0.0.1 and localhost, signed by this CA: `(certificate chain, key)`.
+    fn leaf(&self) -> (Vec<rustls::pki_types::CertificateDer<'static>>, rustls::pki_types::PrivateKeyDer<'static>) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()]).unwrap();
+        let certificate = params.signed_by(&key, &self.issuer).unwrap();
+        (vec![certificate.der().clone()], rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()))
+    }
+}
+
+/// A leaf for 127.0.0.1 signed by nobody anyone trusts (self-signed).
+fn untrusted_leaf() -> (Vec<rustls::pki_types::CertificateDer<'static>>, rustls::pki_types::PrivateKeyDer<'static>) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let certificate = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap().self_signed(&key).unwrap();
+    (vec![certificate.der().clone()], rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()))
+}
+
+impl Fixtures {
+    /// The fixture routes over HTTPS, with a leaf of `ca` (or an untrusted one); answers the port.
+    pub fn start_tls(&self, ca: Option<&TestCa>) -> u16 {
+        static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+        let runtime = RUNTIME.get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap());
+        let (chain, key) = match ca {
+            Some(ca) => ca.leaf(),
+            None => untrusted_leaf(),
+        };
+        let mut config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .unwrap();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let router = fixture_router(FixtureLog { seen: self.seen.clone(), uploads: self.uploads.clone() }, None);
+        runtime.spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else { continue };
+                let (acceptor, router) = (acceptor.clone(), router.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(stream).await else { return };
+                    let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                        let router = router.clone();
+                        async move { tower::ServiceExt::oneshot(router, request.map(axum::body::Body::new)).await }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new().serve_connection(hyper_util::rt::TokioIo::new(tls), service).await;
+                });
+            }
+        });
+        port
+    }
+}
+
+/// A WebSocket echo server on 127.0.0.1 (text frames come back as they went); answers its port.
+pub fn websocket_echo() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || echo_websocket(stream));
+        }
+    });
+    port
+}
+
+fn echo_websocket(mut stream: TcpStream) {
+    use base64::Engine as _;
+    use sha1::Digest;
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut key = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("sec-websocket-key:") {
+            key = line[line.len() - value.len()..].trim().to_string();
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let accept = base64::engine::general_purpose::STANDARD
+        .encode(sha1::Sha1::digest(format!("{key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11").as_bytes()));
+    let _ = write!(
+        stream,
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+    );
+    loop {
+        let mut head = [0u8; 2];
+        if reader.read_exact(&mut head).is_err() {
+            return;
+        }
+        let opcode = head[0] & 0x0f;
+        let mut length = (head[1] & 0x7f) as u64;
+        if length == 126 {
+            let mut extended = [0u8; 2];
+            reader.read_exact(&mut extended).unwrap();
+            length = u16::from_be_bytes(extended) as u64;
+        } else if length == 127 {
+            let mut extended = [0u8; 8];
+            reader.read_exact(&mut extended).unwrap();
+            length = u64::from_be_bytes(extended);
+        }
+        let mut mask = [0u8; 4];
+        if head[1] & 0x80 != 0 {
+            reader.read_exact(&mut mask).unwrap();
+        }
+        let mut payload = vec![0u8; length as usize];
+        reader.read_exact(&mut payload).unwrap();
+        if head[1] & 0x80 != 0 {
+            for (index, byte) in payload.iter_mut().enumerate() {
+                *byte ^= mask[index % 4];
+            }
+        }
+        if opcode == 8 {
+            return;
+        }
+        let mut frame = vec![0x80 | opcode];
+        if payload.len() < 126 {
+            frame.push(payload.len() as u8);
+        } else {
+            frame.push(126);
+            frame.extend_from_slice(&(payload.len() as u16).to_be_bytes());
+        }
+        frame.extend_from_slice(&payload);
+        if stream.write_all(&frame).is_err() {
+            return;
+        }
+    }
 }
 
 /// `bytes` as a stream of `chunk`-sized pieces, one every `delay`.
@@ -1047,6 +1257,9 @@ fn fixture(name: &str) -> Option<&'static str> {
         "tabs.html" => include_str!("../fixtures/tabs.html"),
         "provider.html" => include_str!("../fixtures/provider.html"),
         "upload-frame.html" => include_str!("../fixtures/upload-frame.html"),
+        "network.html" => include_str!("../fixtures/network.html"),
+        "console-frame.html" => include_str!("../fixtures/console-frame.html"),
+        "hijack.html" => include_str!("../fixtures/hijack.html"),
         _ => return None,
     })
 }

@@ -11,6 +11,7 @@ mod interfaces;
 mod leaks;
 mod leases;
 mod login;
+mod network;
 mod profiles;
 mod security;
 mod sessions;

@@ -19,8 +19,9 @@ use crate::config::Settings;
 use crate::engine::EngineHandle;
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::SeqCounter;
+use crate::proxy::ProxyServices;
 use crate::secret::{random_hex, Token};
-use crate::session::{Owner, SessionSummary, SessionTable};
+use crate::session::{Owner, SessionServices, SessionSummary, SessionTable};
 
 /// Starts the HTTP server of a lease on its listener, serving until the future resolves.
 /// The daemon (`app.rs`) provides it, so that the broker never knows HTTP.
@@ -147,15 +148,11 @@ pub struct Broker {
     pub settings: Settings,
     /// The broker token.
     pub token: Token,
-    engine: EngineHandle,
-    seq: Arc<SeqCounter>,
     lease_servers: LeaseServerSpawner,
+    /// What every session shares (engine, sequence, profiles, vault, proxy services).
+    services: SessionServices,
     /// Notified when leases or sessions change (the tray listens).
     pub changes: Arc<Notify>,
-    /// The daemon's named profiles.
-    pub profiles: Arc<crate::session::ProfileStore>,
-    /// The daemon's credential vault.
-    pub vault: Arc<crate::vault::Vault>,
     // A std mutex: map operations and a non-blocking bind, never held across an await.
     leases: Mutex<HashMap<String, Arc<Lease>>>,
     shutting_down: AtomicBool,
@@ -168,19 +165,54 @@ impl std::fmt::Debug for Broker {
 }
 
 impl Broker {
-    /// A broker with no leases; `lease_servers` starts each lease's HTTP server.
-    pub fn new(settings: Settings, engine: EngineHandle, lease_servers: LeaseServerSpawner) -> Broker {
-        Broker {
+    /// A broker with no leases; `lease_servers` starts each lease's HTTP server; sessions
+    /// run through proxies made by `proxy` (none: sessions without capture, for tests of
+    /// the wire).
+    pub fn new(
+        settings: Settings,
+        engine: EngineHandle,
+        lease_servers: LeaseServerSpawner,
+        seq: Arc<SeqCounter>,
+        proxy: Option<Arc<ProxyServices>>,
+    ) -> Broker {
+        let changes = Arc::new(Notify::new());
+        let services = SessionServices {
+            engine,
+            seq,
+            changed: changes.clone(),
             profiles: Arc::new(crate::session::ProfileStore::new(settings.data_dir.join("profiles"))),
             vault: Arc::new(crate::vault::Vault::new(&settings.data_dir)),
+            proxy,
+        };
+        Broker {
             settings,
             token: Token::generate(),
-            engine,
-            seq: Arc::new(SeqCounter::default()),
             lease_servers,
-            changes: Arc::new(Notify::new()),
+            services,
+            changes,
             leases: Mutex::default(),
             shutting_down: AtomicBool::new(false),
+        }
+    }
+
+    /// The daemon's named profiles.
+    pub fn profiles(&self) -> &Arc<crate::session::ProfileStore> {
+        &self.services.profiles
+    }
+
+    /// The daemon's credential vault.
+    pub fn vault(&self) -> &Arc<crate::vault::Vault> {
+        &self.services.vault
+    }
+
+    /// Marks `port` as the daemon's own: no page may reach it.
+    fn own_port(&self, port: u16, own: bool) {
+        if let Some(proxy) = &self.services.proxy {
+            if own {
+                proxy.ports.add(port);
+            } else {
+                proxy.ports.remove(port);
+            }
         }
     }
 
@@ -209,12 +241,9 @@ impl Broker {
                 max_sessions: self.settings.max_sessions,
                 max_download_bytes: self.settings.max_download_bytes,
             },
-            self.engine.clone(),
-            self.seq.clone(),
-            self.changes.clone(),
-            self.profiles.clone(),
-            self.vault.clone(),
+            self.services.clone(),
         ));
+        self.own_port(port, true);
         let lease = Arc::new(Lease {
             id: id.clone(),
             agent_id: agent_id.to_string(),
@@ -298,6 +327,7 @@ impl Broker {
             .remove(lease_id)
             .ok_or_else(|| Error::new(ErrorCode::LeaseNotFound, format!("no lease {lease_id}")))?;
         let closed = lease.shut_down(reason).await;
+        self.own_port(lease.port, false);
         self.changes.notify_one();
         Ok(closed)
     }
@@ -367,7 +397,7 @@ impl Broker {
         for id in ids {
             let _ = self.release(&id, "daemon_shutdown").await;
         }
-        self.engine.close_all().await;
+        self.services.engine.close_all().await;
     }
 }
 

@@ -66,6 +66,8 @@ pub struct SessionSpec {
     pub tabs: Arc<Tabs>,
     /// The session's download policy and records.
     pub downloads: Arc<downloads::Downloads>,
+    /// The proxy every request of the session goes through (`http://127.0.0.1:<port>`).
+    pub proxy: Option<String>,
 }
 
 /// Which tab a page request is for.

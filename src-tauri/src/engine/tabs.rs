@@ -16,6 +16,64 @@ use tokio::sync::Notify;
 
 use super::DialogPolicy;
 use crate::error::{Error, ErrorCode, Result};
+use crate::events::{SeqCounter, SeqRing};
+use crate::network::{Capture, TabDirectory, TabTraffic};
+
+/// Console lines a tab keeps (seed 002).
+pub const CONSOLE_ENTRIES: usize = 200;
+/// Page errors a tab keeps (seed 002).
+pub const ERROR_ENTRIES: usize = 100;
+
+/// One console line of a page (any frame).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct ConsoleEntry {
+    /// `log`, `info`, `warn`, `error` or `debug`.
+    pub level: String,
+    /// The arguments, as text (bounded).
+    pub text: String,
+    /// Where it was written: script URL, line and column, when known.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Line.
+    #[serde(default)]
+    pub line: Option<u64>,
+    /// Column.
+    #[serde(default)]
+    pub column: Option<u64>,
+    /// The document that wrote it.
+    #[serde(default)]
+    pub frame_url: String,
+    /// When.
+    #[serde(default)]
+    pub time: String,
+}
+
+/// An uncaught exception or unhandled promise rejection of a page (any frame).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct PageError {
+    /// `exception` or `unhandled_rejection`.
+    pub kind: String,
+    /// The message.
+    pub message: String,
+    /// The stack, when there is one.
+    #[serde(default)]
+    pub stack: Option<String>,
+    /// Script URL.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Line.
+    #[serde(default)]
+    pub line: Option<u64>,
+    /// Column.
+    #[serde(default)]
+    pub column: Option<u64>,
+    /// The document it happened in.
+    #[serde(default)]
+    pub frame_url: String,
+    /// When.
+    #[serde(default)]
+    pub time: String,
+}
 
 /// Shortest tab id.
 const SHORT_ID_CHARS: usize = 4;
@@ -137,6 +195,12 @@ pub struct TabState {
     pub refs: Mutex<RefTable>,
     /// How the next JavaScript dialog is answered.
     pub dialog_policy: Mutex<DialogPolicy>,
+    /// Its requests and interception rules.
+    pub traffic: Arc<TabTraffic>,
+    /// Its console lines.
+    pub console: SeqRing<ConsoleEntry>,
+    /// Its uncaught errors.
+    pub errors: SeqRing<PageError>,
     closed: AtomicBool,
 }
 
@@ -171,6 +235,9 @@ pub struct Tabs {
     changed: Arc<Notify>,
     /// Ref numbers, unique across the session's tabs.
     next_ref: Mutex<u64>,
+    seq: Arc<SeqCounter>,
+    directory: Arc<TabDirectory>,
+    capture: Arc<Capture>,
 }
 
 #[derive(Debug, Default)]
@@ -181,9 +248,21 @@ struct TabsState {
 }
 
 impl Tabs {
-    /// No tab yet.
-    pub fn new(changed: Arc<Notify>, popups: PopupPolicy) -> Tabs {
-        Tabs { state: Mutex::new(TabsState { popups, ..TabsState::default() }), changed, next_ref: Mutex::new(1) }
+    /// No tab yet. Each tab's traffic is registered in `directory` (for the proxy), with
+    /// the session's `capture`; `seq` numbers its records and log entries.
+    pub fn new(
+        changed: Arc<Notify>,
+        popups: PopupPolicy,
+        seq: Arc<SeqCounter>,
+        directory: Arc<TabDirectory>,
+        capture: Arc<Capture>,
+    ) -> Tabs {
+        Tabs { state: Mutex::new(TabsState { popups, ..TabsState::default() }), changed, next_ref: Mutex::new(1), seq, directory, capture }
+    }
+
+    /// The session's response capture.
+    pub fn capture(&self) -> &Arc<Capture> {
+        &self.capture
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, TabsState> {
@@ -203,6 +282,8 @@ impl Tabs {
             }
             length += 1;
         };
+        let traffic = Arc::new(TabTraffic::new(&id));
+        self.directory.register(&traffic, &self.capture);
         let tab = Arc::new(TabState {
             id: id.clone(),
             opener: opener.map(str::to_string),
@@ -210,6 +291,9 @@ impl Tabs {
             lock: tokio::sync::Mutex::new(()),
             refs: Mutex::default(),
             dialog_policy: Mutex::default(),
+            traffic,
+            console: SeqRing::new(self.seq.clone(), CONSOLE_ENTRIES),
+            errors: SeqRing::new(self.seq.clone(), ERROR_ENTRIES),
             closed: AtomicBool::new(false),
         });
         state.tabs.push(tab.clone());
@@ -228,6 +312,7 @@ impl Tabs {
         let index = state.tabs.iter().position(|tab| tab.id == id)?;
         let tab = state.tabs.remove(index);
         tab.closed.store(true, Ordering::SeqCst);
+        self.directory.unregister(&tab.traffic.token);
         if state.selected.as_deref() == Some(id) {
             let opener = tab.opener.as_deref().filter(|opener| state.tabs.iter().any(|tab| &tab.id == opener));
             state.selected = opener.map(str::to_string).or_else(|| state.tabs.last().map(|tab| tab.id.clone()));
@@ -321,9 +406,13 @@ impl Tabs {
 mod tests {
     use super::*;
 
+    fn tabs() -> Tabs {
+        Tabs::new(Arc::new(Notify::new()), PopupPolicy::Deny, Arc::default(), Arc::default(), Arc::default())
+    }
+
     #[test]
     fn ids_are_short_unique_and_freed_on_close() {
-        let tabs = Tabs::new(Arc::new(Notify::new()), PopupPolicy::Deny);
+        let tabs = tabs();
         let first = tabs.open(None, true);
         assert_eq!(first.id.len(), SHORT_ID_CHARS);
         let many: Vec<_> = (0..300).map(|_| tabs.open(Some(&first.id), false)).collect();
@@ -343,7 +432,7 @@ mod tests {
 
     #[test]
     fn no_tab_is_an_error_not_a_fallback() {
-        let tabs = Tabs::new(Arc::new(Notify::new()), PopupPolicy::Deny);
+        let tabs = tabs();
         assert_eq!(tabs.get(None).unwrap_err().code, ErrorCode::TabNotFound);
         let only = tabs.open(None, false);
         assert_eq!(tabs.get(None).unwrap().id, only.id, "the first tab is selected");

@@ -75,7 +75,7 @@ impl Wire {
                 drop(listener);
             })
         });
-        let broker = Arc::new(Broker::new(settings, fake_engine(), no_server));
+        let broker = Arc::new(Broker::new(settings, fake_engine(), no_server, Arc::default(), None));
         Wire { broker, _dir: TempDir(dir) }
     }
 

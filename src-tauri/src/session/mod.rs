@@ -8,7 +8,7 @@ mod table;
 pub use profiles::{ProfileInfo, ProfileStore, MAX_PROFILES};
 
 pub use crate::engine::tabs::{PreviousSnapshot, RefTable};
-pub use table::{remove_dir_eventually, CreateSession, Owner, SessionLimits, SessionTable};
+pub use table::{remove_dir_eventually, CreateSession, Owner, SessionLimits, SessionServices, SessionTable};
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -81,6 +81,10 @@ pub struct Session {
     pub tabs: Arc<Tabs>,
     /// Its download policy and records.
     pub downloads: Arc<crate::engine::downloads::Downloads>,
+    /// Its response capture (`network_capture`, `responses`).
+    pub capture: Arc<crate::network::Capture>,
+    /// Its proxy, while open (`None` once closed, or when sessions run without one).
+    pub proxy: Mutex<Option<crate::proxy::SessionProxy>>,
     /// When it was created.
     pub created_at: String,
     /// The engine that hosts it.

@@ -14,6 +14,8 @@ use crate::engine::downloads::Downloads;
 use crate::engine::{EngineHandle, PopupPolicy, SessionSpec, Tabs};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{EventLog, SeqCounter};
+use crate::network::Capture;
+use crate::proxy::{ProxyServices, SessionProxy};
 use crate::secret::{random_hex, Token};
 
 /// Smallest viewport side accepted, in CSS pixels.
@@ -78,13 +80,27 @@ pub struct SessionTable {
     agent_id: String,
     lease_dir: PathBuf,
     limits: SessionLimits,
-    engine: EngineHandle,
-    seq: Arc<SeqCounter>,
-    changed: Arc<Notify>,
-    profiles: Arc<super::ProfileStore>,
-    vault: Arc<crate::vault::Vault>,
+    services: SessionServices,
     // A std mutex: lookups and inserts only, never held across an await.
     state: Mutex<TableState>,
+}
+
+/// What every lease's sessions share: daemon-wide services.
+#[derive(Debug, Clone)]
+pub struct SessionServices {
+    /// The engine that hosts sessions.
+    pub engine: EngineHandle,
+    /// The daemon-wide sequence.
+    pub seq: Arc<SeqCounter>,
+    /// Notified when sessions, tabs or windows change (the tray listens).
+    pub changed: Arc<Notify>,
+    /// Named login profiles.
+    pub profiles: Arc<super::ProfileStore>,
+    /// The credential vault.
+    pub vault: Arc<crate::vault::Vault>,
+    /// What session proxies share; `None` runs sessions without a proxy (no capture,
+    /// no interception: for tests of the wire only).
+    pub proxy: Option<Arc<ProxyServices>>,
 }
 
 #[derive(Debug, Default)]
@@ -96,28 +112,20 @@ struct TableState {
 }
 
 impl SessionTable {
-    /// An empty table. `changed` is notified whenever the set of sessions changes.
-    pub fn new(
-        owner: Owner,
-        limits: SessionLimits,
-        engine: EngineHandle,
-        seq: Arc<SeqCounter>,
-        changed: Arc<Notify>,
-        profiles: Arc<super::ProfileStore>,
-        vault: Arc<crate::vault::Vault>,
-    ) -> SessionTable {
+    /// An empty table. `services.changed` is notified whenever the set of sessions changes.
+    pub fn new(owner: Owner, limits: SessionLimits, services: SessionServices) -> SessionTable {
         let Owner { lease_id, agent_id, lease_dir } = owner;
-        SessionTable { lease_id, agent_id, lease_dir, limits, engine, seq, changed, profiles, vault, state: Mutex::default() }
+        SessionTable { lease_id, agent_id, lease_dir, limits, services, state: Mutex::default() }
     }
 
     /// The daemon's credential vault.
     pub fn vault(&self) -> &Arc<crate::vault::Vault> {
-        &self.vault
+        &self.services.vault
     }
 
     /// The daemon's profiles.
     pub fn profiles(&self) -> &Arc<super::ProfileStore> {
-        &self.profiles
+        &self.services.profiles
     }
 
     /// Opens a session. Over the limit: `E_TOO_MANY_SESSIONS` (429).
@@ -156,7 +164,7 @@ impl SessionTable {
             self.dispose(&session).await;
             return Err(Error::new(ErrorCode::LeaseNotFound, "the lease was released"));
         }
-        self.changed.notify_one();
+        self.services.changed.notify_one();
         Ok(session)
     }
 
@@ -181,7 +189,7 @@ impl SessionTable {
         let mut dirs = SessionDirs::new(&self.lease_dir, &id);
         dirs.create().map_err(|error| Error::internal(format!("cannot create the session directories: {error}")))?;
         if let Some(profile) = &profile {
-            match self.profiles.acquire(profile) {
+            match self.services.profiles.acquire(profile) {
                 Ok(profile_dir) => dirs.web_data = profile_dir,
                 Err(error) => {
                     let _ = std::fs::remove_dir_all(&dirs.root);
@@ -189,8 +197,25 @@ impl SessionTable {
                 }
             }
         }
-        let events = Arc::new(EventLog::new(self.seq.clone()));
-        let tabs = Arc::new(Tabs::new(self.changed.clone(), popups));
+        let services = &self.services;
+        let events = Arc::new(EventLog::new(services.seq.clone()));
+        let capture = Arc::new(Capture::default());
+        // Every request of the session's pages goes through a proxy of its own.
+        let proxy = match &services.proxy {
+            Some(proxy_services) => match SessionProxy::start(proxy_services.clone(), capture.clone()).await {
+                Ok(proxy) => Some(proxy),
+                Err(error) => {
+                    let _ = std::fs::remove_dir_all(&dirs.root);
+                    if let Some(profile) = &profile {
+                        self.services.profiles.release(profile);
+                    }
+                    return Err(Error::internal(format!("cannot start the session's proxy: {error}")));
+                }
+            },
+            None => None,
+        };
+        let directory = services.proxy.as_ref().map(|proxy| proxy.directory.clone()).unwrap_or_default();
+        let tabs = Arc::new(Tabs::new(services.changed.clone(), popups, services.seq.clone(), directory, capture.clone()));
         let downloads = Arc::new(Downloads::new(dirs.downloads.clone(), self.limits.max_download_bytes, events.clone()));
         let spec = SessionSpec {
             session_id: id.clone(),
@@ -200,11 +225,12 @@ impl SessionTable {
             events: events.clone(),
             tabs: tabs.clone(),
             downloads: downloads.clone(),
+            proxy: proxy.as_ref().map(SessionProxy::url),
         };
-        if let Err(error) = self.engine.open(spec).await {
+        if let Err(error) = self.services.engine.open(spec).await {
             let _ = std::fs::remove_dir_all(&dirs.root);
             if let Some(profile) = &profile {
-                self.profiles.release(profile);
+                self.services.profiles.release(profile);
             }
             return Err(error);
         }
@@ -223,10 +249,12 @@ impl SessionTable {
             events,
             tabs,
             downloads,
+            capture,
+            proxy: Mutex::new(proxy),
             created_at: crate::clock::now(),
-            engine: self.engine.clone(),
+            engine: self.services.engine.clone(),
             waiting: Mutex::default(),
-            changed: self.changed.clone(),
+            changed: self.services.changed.clone(),
             last_used: Mutex::new(Instant::now()),
             running: Default::default(),
         }))
@@ -262,18 +290,20 @@ impl SessionTable {
         };
         tracing::info!(session = %session_id, lease = %self.lease_id, reason, "closing session");
         self.dispose(&session).await;
-        self.changed.notify_one();
+        self.services.changed.notify_one();
         Ok(())
     }
 
     async fn dispose(&self, session: &Session) {
-        if let Err(error) = self.engine.close(&session.id).await {
+        if let Err(error) = self.services.engine.close(&session.id).await {
             tracing::warn!(session = %session.id, %error, "engine close failed");
         }
+        // Its proxy's port closes with it.
+        drop(session.proxy.lock().expect("proxy poisoned").take());
         // The session's own directory goes; a profile's data stays for its next session.
         remove_dir_eventually(session.dirs.root.clone());
         if let Some(profile) = &session.profile {
-            self.profiles.release(profile);
+            self.services.profiles.release(profile);
         }
     }
 

@@ -8,12 +8,14 @@
 mod actions;
 mod assert;
 mod close;
+mod console;
 mod dialog;
 mod downloads;
 mod events;
 mod history;
 mod login;
 mod navigate;
+mod network;
 mod observe;
 pub(crate) mod page;
 mod profiles;
@@ -236,6 +238,8 @@ impl ToolRegistry {
         tools.extend(tabs::tools());
         tools.extend(downloads::tools());
         tools.extend([upload::tool(), wait_for_event::tool()]);
+        tools.extend(network::tools());
+        tools.extend(console::tools());
         ToolRegistry { tools }
     }
 

@@ -801,6 +801,37 @@
     post({ id: data.id, ...run(data.op, data.args) });
   }, true);
 
+  // ---- what the page says: console lines, uncaught errors, XHR starts -----------------------
+  // Console lines and XHR starts come from the page-world hook (page_world.js) as events on
+  // the document; uncaught errors and rejections are seen here, out of the page's reach.
+  const CHANNEL = '__MALO_CHANNEL__';
+  const sourceOf = (caller) => {
+    const found = /(?:@|at )?(\S+?):(\d+):(\d+)\)?$/.exec(String(caller || '').trim());
+    return found ? { source: found[1], line: Number(found[2]), column: Number(found[3]) } : {};
+  };
+  document.addEventListener(CHANNEL, (event) => {
+    event.stopImmediatePropagation();
+    if (typeof event.detail !== 'string') return;
+    let message;
+    try { message = JSON.parse(event.detail); } catch (error) { return; }
+    if (message.kind === 'console' && typeof message.text === 'string') {
+      post({ kind: 'console', level: String(message.level), text: message.text.slice(0, 4000), frame_url: location.href, ...sourceOf(message.caller) });
+    } else if (message.kind === 'xhr') {
+      post({ kind: 'xhr', method: String(message.method), url: String(message.url) });
+    }
+  }, true);
+  window.addEventListener('error', (event) => {
+    const stack = event.error && event.error.stack ? String(event.error.stack).slice(0, 8000) : null;
+    post({ kind: 'page_error', error_kind: 'exception', message: String(event.message || 'error').slice(0, 4000), stack,
+      source: event.filename || null, line: event.lineno || null, column: event.colno || null, frame_url: location.href });
+  }, true);
+  window.addEventListener('unhandledrejection', (event) => {
+    const reason = event.reason;
+    const message = reason && reason.message !== undefined ? String(reason.message) : String(reason);
+    const stack = reason && reason.stack ? String(reason.stack).slice(0, 8000) : null;
+    post({ kind: 'page_error', error_kind: 'unhandled_rejection', message: message.slice(0, 4000), stack, frame_url: location.href });
+  }, true);
+
   // Whether this document is being left (a link, a form, script): set before the new
   // load starts, so an action can tell that it caused a navigation even before WebKit
   // reports one.

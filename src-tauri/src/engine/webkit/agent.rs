@@ -33,19 +33,28 @@ pub(super) struct Relay {
 }
 
 impl Relay {
-    /// Hands a frame's answer (a JSON text) to the call waiting for it.
-    pub(super) fn deliver(&self, message: &str) {
-        let Ok(answer) = serde_json::from_str::<Value>(message) else { return };
+    /// Hands a frame's answer to the call waiting for it.
+    pub(super) fn deliver(&self, answer: &Value) {
         let Some(id) = answer.get("id").and_then(Value::as_u64) else { return };
         if let Some(waiter) = self.waiting.borrow_mut().remove(&id) {
-            let _ = waiter.send(answer);
+            let _ = waiter.send(answer.clone());
         }
     }
 }
 
-/// The agent source for a session: its secret filled in.
-pub(super) fn agent_source(secret: &str) -> String {
-    AGENT_SOURCE.replace("__MALO_SECRET__", secret)
+/// The page-world hook's source (console lines, XHR starts), with its channel still to be
+/// filled in.
+const PAGE_WORLD_SOURCE: &str = include_str!("../scripts/page_world.js");
+
+/// The agent source for a tab: its relay secret and its channel from the page-world hook.
+pub(super) fn agent_source(secret: &str, channel: &str) -> String {
+    AGENT_SOURCE.replace("__MALO_SECRET__", secret).replace("__MALO_CHANNEL__", channel)
+}
+
+/// The page-world hook for a tab. The channel is not a secret (the page can read this
+/// script): a page that forges a message only adds lines to its own console log.
+pub(super) fn page_world_source(channel: &str) -> String {
+    PAGE_WORLD_SOURCE.replace("__MALO_CHANNEL__", channel)
 }
 
 /// What the main frame answers when its document has no agent yet.

@@ -9,7 +9,10 @@
 
 use std::path::Path;
 
-use webkit2gtk::{CookieManagerExt, CookiePersistentStorage, WebContextExt, WebsiteDataManager, WebsiteDataManagerExt};
+use webkit2gtk::{
+    CookieManagerExt, CookiePersistentStorage, NetworkProxyMode, NetworkProxySettings, TLSErrorsPolicy, WebContextExt, WebsiteDataManager,
+    WebsiteDataManagerExt,
+};
 
 /// A context whose data (cookies, storage, cache) lives in `dir`.
 pub(super) fn persistent(dir: &Path) -> webkit2gtk::WebContext {
@@ -21,4 +24,18 @@ pub(super) fn persistent(dir: &Path) -> webkit2gtk::WebContext {
     let context = webkit2gtk::WebContext::builder().website_data_manager(&manager).build();
     context.set_automation_allowed(false);
     context
+}
+
+/// Sends every request of the context through `proxy` (`http://127.0.0.1:<port>`), loopback
+/// included. The proxy terminates TLS with its own leaves and verifies every upstream
+/// certificate itself, so the context accepts what the proxy presents: with no host left
+/// out of the proxy, no connection of the context reaches a server unverified.
+pub(super) fn use_proxy(context: &webkit2gtk::WebContext, proxy: &str) {
+    let Some(manager) = context.website_data_manager() else {
+        tracing::error!("a context without a data manager cannot use the session proxy");
+        return;
+    };
+    let mut settings = NetworkProxySettings::new(Some(proxy), &[]);
+    manager.set_network_proxy_settings(NetworkProxyMode::Custom, Some(&mut settings));
+    manager.set_tls_errors_policy(TLSErrorsPolicy::Ignore);
 }

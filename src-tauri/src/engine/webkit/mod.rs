@@ -159,6 +159,9 @@ impl Engine {
         let existing = self.contexts.borrow().get(&spec.web_data_dir).cloned();
         let context = existing.unwrap_or_else(|| {
             let context = context::persistent(&spec.web_data_dir);
+            if let Some(proxy) = &spec.proxy {
+                context::use_proxy(&context, proxy);
+            }
             self.contexts.borrow_mut().insert(spec.web_data_dir.clone(), context.clone());
             // Every download of the context goes where its session's policy says, or nowhere.
             let engine = Rc::downgrade(&self);
@@ -265,6 +268,14 @@ impl Engine {
             .remove(session_id)
             .ok_or_else(|| Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in the engine")))?;
         session.close_tabs();
+        // A profile's context outlives this session when others use it: its traffic goes
+        // through one of theirs now (this session's proxy closes with it).
+        let heir = self.sessions.borrow().values().find(|other| other.spec.web_data_dir == session.spec.web_data_dir).cloned();
+        if let (Some(heir), Some(proxy)) = (heir, session.spec.proxy.as_ref()) {
+            if let Some(heir_proxy) = heir.spec.proxy.as_ref().filter(|heir_proxy| *heir_proxy != proxy) {
+                context::use_proxy(&heir.context, heir_proxy);
+            }
+        }
         self.downloads.cancel_all_of(session.downloads());
         self.release_context(&session.spec.web_data_dir);
         tracing::debug!(session = %session_id, "engine closed session");

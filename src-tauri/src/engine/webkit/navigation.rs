@@ -93,6 +93,15 @@ async fn finish(tab: &Tab, requested: &str, begun: Instant, settle: Duration) ->
         (state.http_status, state.failure.clone())
     };
     let url = tab.view.uri().map(|uri| uri.to_string()).unwrap_or_default();
+    // WebKit sees only a closed connection when the proxy refused or could not reach the
+    // server: the proxy's record says what really happened (a TLS error, a refusal, ...).
+    let failure = failure.map(|(name, description)| match tab.state.traffic.failure_for(requested) {
+        Some(reason) => {
+            let name = reason.split(':').next().unwrap_or("network_failed").trim().to_string();
+            (name, reason)
+        }
+        None => (name, description),
+    });
     if let Some((name, description)) = failure {
         let report = NavigationReport {
             requested_url: requested.to_string(),

@@ -21,6 +21,7 @@ use webkit2gtk::{
 
 use super::agent::{self, Relay};
 use super::SCRIPT_WORLD;
+use crate::engine::tabs::{ConsoleEntry, PageError};
 use crate::engine::{DialogPolicy, EditingCommand, InputEvent, SessionSpec, TabState};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::EventLog;
@@ -96,12 +97,22 @@ impl Tab {
         let host = gtk::OffscreenWindow::new();
         host.set_default_size(spec.width as i32, spec.height as i32);
 
-        let builder = webkit2gtk::WebView::builder().user_content_manager(&webkit2gtk::UserContentManager::new());
+        // Settings of its own: a popup would otherwise share its opener's (and its token).
+        let builder = webkit2gtk::WebView::builder()
+            .user_content_manager(&webkit2gtk::UserContentManager::new())
+            .settings(&webkit2gtk::Settings::new());
         let view = match opener {
             Some(opener) => builder.related_view(opener).build(),
             None => builder.web_context(context).build(),
         };
         if let Some(settings) = WebViewExt::settings(&view) {
+            // The tab's requests name it to the session proxy (which removes the token).
+            let agent = settings.user_agent().map(|agent| agent.to_string()).unwrap_or_default();
+            let agent = match agent.find(crate::network::TAB_MARKER) {
+                Some(index) => agent[..index].to_string(),
+                None => agent,
+            };
+            settings.set_user_agent(Some(&format!("{agent}{}{}", crate::network::TAB_MARKER, state.traffic.token)));
             // Let every popup reach the `create` handler, so it is decided *and* recorded.
             settings.set_javascript_can_open_windows_automatically(true);
             settings.set_enable_developer_extras(false);
@@ -119,7 +130,8 @@ impl Tab {
         view.grab_focus();
 
         // The page agent, in every frame, in our isolated world, before any page script.
-        let agent_source = agent::agent_source(&crate::secret::random_hex(16));
+        let channel = format!("malo-{}", crate::secret::random_hex(8));
+        let agent_source = agent::agent_source(&crate::secret::random_hex(16), &channel);
         let relay = Rc::new(Relay::default());
         if let Some(content) = view.user_content_manager() {
             content.add_script(&UserScript::for_world(
@@ -130,12 +142,20 @@ impl Tab {
                 &[],
                 &[],
             ));
+            // The page-world hook, after the agent so that the agent listens first.
+            content.add_script(&UserScript::new(
+                &agent::page_world_source(&channel),
+                UserContentInjectedFrames::AllFrames,
+                UserScriptInjectionTime::Start,
+                &[],
+                &[],
+            ));
             content.register_script_message_handler_in_world(agent::HANDLER, SCRIPT_WORLD);
-            let relay = relay.clone();
+            let (relay, state) = (relay.clone(), state.clone());
             content.connect_script_message_received(Some(agent::HANDLER), move |_content, message| {
                 use javascriptcore::ValueExt;
                 if let Some(text) = message.js_value().map(|value| value.to_str()) {
-                    relay.deliver(&text);
+                    receive(&text, &relay, &state);
                 }
             });
         }
@@ -523,6 +543,46 @@ pub(super) fn release_reference(view: &webkit2gtk::WebView) {
     // will release; this gives exactly that one back, while `view` still holds its own.
     unsafe {
         glib::gobject_ffi::g_object_unref(pointer.cast());
+    }
+}
+
+/// A message from the agent of one of the tab's frames: what the page said (console, an
+/// uncaught error, an XHR start), or the answer of a relayed call.
+fn receive(text: &str, relay: &Relay, state: &TabState) {
+    let Ok(message) = serde_json::from_str::<Value>(text) else { return };
+    let field = |name: &str| message.get(name).and_then(Value::as_str).map(str::to_string);
+    let number = |name: &str| message.get(name).and_then(Value::as_u64);
+    match message.get("kind").and_then(Value::as_str) {
+        Some("console") => {
+            let level = field("level").filter(|level| ["log", "info", "warn", "error", "debug"].contains(&level.as_str()));
+            state.console.push(ConsoleEntry {
+                level: level.unwrap_or_else(|| "log".into()),
+                text: field("text").unwrap_or_default(),
+                source: field("source"),
+                line: number("line"),
+                column: number("column"),
+                frame_url: field("frame_url").unwrap_or_default(),
+                time: crate::clock::now(),
+            });
+        }
+        Some("page_error") => {
+            state.errors.push(PageError {
+                kind: field("error_kind").filter(|kind| kind == "unhandled_rejection").unwrap_or_else(|| "exception".into()),
+                message: field("message").unwrap_or_default(),
+                stack: field("stack"),
+                source: field("source"),
+                line: number("line"),
+                column: number("column"),
+                frame_url: field("frame_url").unwrap_or_default(),
+                time: crate::clock::now(),
+            });
+        }
+        Some("xhr") => {
+            if let (Some(method), Some(url)) = (field("method"), field("url")) {
+                state.traffic.hint_xhr(&method, &url);
+            }
+        }
+        _ => relay.deliver(&message),
     }
 }
 

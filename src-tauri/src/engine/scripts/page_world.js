@@ -1,0 +1,40 @@
+// malo's page-world hook: the one script of malo that runs in the page's own world (every
+// frame, before the page's scripts), so the page can see it. It only tells malo's
+// isolated agent, through an event on the document, what the page writes to its console
+// and which XMLHttpRequests it starts (to tell them from fetch() in the request log). A
+// page that replaces console.log afterwards hides its own later log lines, nothing more:
+// other levels, other frames and uncaught errors (caught in the isolated world) go on.
+(() => {
+  'use strict';
+  const channel = '__MALO_CHANNEL__';
+  const dispatch = EventTarget.prototype.dispatchEvent;
+  const stringify = JSON.stringify;
+  const send = (message) => {
+    try { dispatch.call(document, new CustomEvent(channel, { detail: stringify(message) })); } catch (error) { /* never the page's problem */ }
+  };
+  const describe = (value) => {
+    if (typeof value === 'string') return value;
+    // WebKit's stacks name only the frames: the message goes first.
+    if (value instanceof Error) return value.stack ? String(value) + '\n' + value.stack : String(value);
+    if (typeof value === 'object' && value !== null) {
+      try { return stringify(value); } catch (error) { return String(value); }
+    }
+    return String(value);
+  };
+  for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
+    const native = console[level];
+    if (typeof native !== 'function') continue;
+    console[level] = function (...args) {
+      try {
+        const caller = (new Error().stack || '').split('\n')[1] || '';
+        send({ kind: 'console', level, text: args.map(describe).join(' ').slice(0, 4000), caller });
+      } catch (error) { /* keep logging */ }
+      return native.apply(this, args);
+    };
+  }
+  const open = XMLHttpRequest.prototype.open;
+  XMLHttpRequest.prototype.open = function (method, url) {
+    try { send({ kind: 'xhr', method: String(method), url: new URL(String(url), location.href).href }); } catch (error) { /* an invalid URL is the page's */ }
+    return open.apply(this, arguments);
+  };
+})();

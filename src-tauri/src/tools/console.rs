@@ -1,0 +1,96 @@
+//! `console` and `page_errors` (seed 002: 200 and 100 kept per tab): what the page wrote
+//! to its console and the exceptions and rejections it did not catch, in every frame,
+//! after a seq cursor. Capture starts before the page's own scripts run.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{at_most, Scope, Tool, ToolContext};
+use crate::engine::tabs::{CONSOLE_ENTRIES, ERROR_ENTRIES};
+use crate::error::Error;
+
+/// Console levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Level {
+    /// console.log
+    Log,
+    /// console.info
+    Info,
+    /// console.warn
+    Warn,
+    /// console.error
+    Error,
+    /// console.debug
+    Debug,
+}
+
+/// Input of `console`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ConsoleInput {
+    /// Only entries with seq greater than this (default 0).
+    #[serde(default)]
+    after: u64,
+    /// Only this level.
+    #[serde(default)]
+    level: Option<Level>,
+    /// Only lines containing this.
+    #[serde(default)]
+    text_includes: Option<String>,
+    /// At most this many (1-200, default 50).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
+    limit: Option<usize>,
+}
+
+/// Input of `page_errors`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PageErrorsInput {
+    /// Only entries with seq greater than this (default 0).
+    #[serde(default)]
+    after: u64,
+    /// At most this many (1-100, default 50).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    limit: Option<usize>,
+}
+
+fn limit(value: Option<usize>, max: usize) -> Result<usize, Error> {
+    let limit = at_most(value, 50.min(max), max, "limit")?;
+    if limit == 0 {
+        return Err(Error::bad_request("limit must be at least 1"));
+    }
+    Ok(limit)
+}
+
+pub(super) fn tools() -> Vec<Tool> {
+    vec![
+        Tool::scoped(
+            "console",
+            "The tab's console lines (every frame; 200 kept) after a seq cursor: level, text, source/line/column, frame_url, time. Filters: level, text_includes. Answers {entries, cursor, has_more}.",
+            Scope::Tab,
+            |context: ToolContext, input: ConsoleInput| async move {
+                let limit = limit(input.limit, CONSOLE_ENTRIES)?;
+                let level = input.level.map(|level| format!("{level:?}").to_lowercase());
+                let page = context.tab()?.console.after(input.after, limit, |entry| {
+                    level.as_deref().is_none_or(|level| entry.level == level)
+                        && input.text_includes.as_deref().is_none_or(|part| entry.text.contains(part))
+                });
+                Ok(serde_json::to_value(page).unwrap_or(Value::Null))
+            },
+        ),
+        Tool::scoped(
+            "page_errors",
+            "The tab's uncaught exceptions and unhandled promise rejections (every frame; 100 kept) after a seq cursor: kind, message, stack, source/line/column, frame_url, time. Answers {entries, cursor, has_more}.",
+            Scope::Tab,
+            |context: ToolContext, input: PageErrorsInput| async move {
+                let limit = limit(input.limit, ERROR_ENTRIES)?;
+                let page = context.tab()?.errors.after(input.after, limit, |_| true);
+                Ok(serde_json::to_value(page).unwrap_or(Value::Null))
+            },
+        ),
+    ]
+}

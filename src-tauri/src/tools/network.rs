@@ -1,0 +1,237 @@
+//! What the page says on the wire: `network_capture` and `responses` (seed 003, response
+//! bodies by URL prefix), `requests` (seed 002, each tab's request log), interception rules
+//! (seed 000: `add_intercept_rule`, `remove_intercept_rule`, `list_intercept_rules`) and
+//! `export_har`. All of it comes from the session's proxy (see `proxy/`).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{at_most, Scope, Tool, ToolContext};
+use crate::error::{Error, ErrorCode, Result};
+use crate::network::rules::{InterceptRule, RuleSpec};
+use crate::network::{valid_status_filter, BodyState, RequestFilter, ResourceType, TAB_REQUESTS};
+
+/// Input of `network_capture`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NetworkCaptureInput {
+    /// URL prefixes whose response bodies are kept (replaces the current list). `[]` clears
+    /// it and drops the kept bodies (their records stay); omitted: only report.
+    #[serde(default)]
+    url_prefixes: Option<Vec<String>>,
+}
+
+/// Input of `responses`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ResponsesInput {
+    /// Only responses whose URL starts with this.
+    #[serde(default)]
+    url_prefix: Option<String>,
+    /// Only records with seq greater than this (default 0).
+    #[serde(default)]
+    after: u64,
+    /// At most this many (1-200, default 50).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
+    limit: Option<usize>,
+}
+
+/// Input of `requests`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RequestsInput {
+    /// Only records with seq greater than this (default 0).
+    #[serde(default)]
+    after: u64,
+    /// URL contains.
+    #[serde(default)]
+    url_includes: Option<String>,
+    /// HTTP method.
+    #[serde(default)]
+    method: Option<String>,
+    /// A status (`404`) or a class (`4xx`).
+    #[serde(default)]
+    status: Option<String>,
+    /// Document, XHR, Fetch, Script, Stylesheet, Image, Font, Media, WebSocket or Other.
+    #[serde(default)]
+    resource_type: Option<ResourceType>,
+    /// Only network failures and blocked requests (not HTTP error statuses).
+    #[serde(default)]
+    failed_only: bool,
+    /// Include request and response headers (cookies and authorization redacted).
+    #[serde(default)]
+    headers: bool,
+    /// At most this many (1-500, default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    limit: Option<usize>,
+}
+
+/// Input of `remove_intercept_rule`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RemoveRuleInput {
+    /// The rule, from add_intercept_rule or list_intercept_rules.
+    #[serde(alias = "ruleId")]
+    rule_id: String,
+}
+
+/// Input of `list_intercept_rules` and `export_har`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NoInput {}
+
+pub(super) fn tools() -> Vec<Tool> {
+    vec![
+        Tool::scoped(
+            "network_capture",
+            "Subscribe to response bodies by URL prefix (replaces the list; [] clears it and drops kept bodies; omitted only reports). Subscribe, then navigate and act, then poll responses. Private to the session.",
+            Scope::Session,
+            |context: ToolContext, input: NetworkCaptureInput| async move {
+                let capture = capture_of(&context)?;
+                if let Some(prefixes) = input.url_prefixes {
+                    if prefixes.len() > 100 || prefixes.iter().any(|prefix| prefix.is_empty() || prefix.len() > 2048) {
+                        return Err(Error::bad_request("url_prefixes holds at most 100 non-empty prefixes of at most 2048 characters"));
+                    }
+                    capture.subscribe(prefixes);
+                }
+                let (url_prefixes, captured) = capture.subscription();
+                Ok(json!({ "url_prefixes": url_prefixes, "captured": captured }))
+            },
+        ),
+        Tool::scoped(
+            "responses",
+            "The session's responses after a seq cursor: {seq, url, status, mime_type, resource_type, body, body_truncated, body_error}. Bodies only for subscribed prefixes (1 MiB each, 200 and 16 MiB kept); body_error says why a body is absent (not_subscribed, no_body, evicted, pending, binary, body_failed: ...).",
+            Scope::Session,
+            |context: ToolContext, input: ResponsesInput| async move {
+                let limit = at_most(input.limit, 50, 200, "limit")?;
+                if limit == 0 {
+                    return Err(Error::bad_request("limit must be at least 1"));
+                }
+                let capture = capture_of(&context)?;
+                let (responses, has_more) = capture.responses(input.url_prefix.as_deref(), input.after, limit);
+                Ok(json!({ "responses": responses, "has_more": has_more }))
+            },
+        ),
+        Tool::scoped(
+            "requests",
+            "The tab's request log (500 kept) after a seq cursor: method, url, resource_type, status, mime_type, sizes, timing, failure (DNS, refused, TLS, blocked), the interception rule that decided it. Filters: url_includes, method, status (404 or 4xx), resource_type, failed_only.",
+            Scope::Tab,
+            |context: ToolContext, input: RequestsInput| async move {
+                let limit = at_most(input.limit, 100, TAB_REQUESTS, "limit")?;
+                if limit == 0 {
+                    return Err(Error::bad_request("limit must be at least 1"));
+                }
+                if input.status.as_deref().is_some_and(|status| !valid_status_filter(status)) {
+                    return Err(Error::bad_request("status is a code such as 404 or a class such as 4xx"));
+                }
+                let filter = RequestFilter {
+                    url_includes: input.url_includes,
+                    method: input.method,
+                    status: input.status,
+                    resource_type: input.resource_type,
+                    failed_only: input.failed_only,
+                };
+                let (records, has_more) = context.tab()?.traffic.requests(input.after, &filter, limit);
+                let cursor = records.last().map(|record| record.seq).unwrap_or(input.after.max(context.session.events.peek_seq()));
+                let requests: Vec<Value> = records
+                    .iter()
+                    .map(|record| if input.headers { record.with_headers() } else { serde_json::to_value(record).unwrap_or_default() })
+                    .collect();
+                Ok(json!({ "requests": requests, "cursor": cursor, "has_more": has_more }))
+            },
+        ),
+        Tool::scoped(
+            "add_intercept_rule",
+            "Add an interception rule to the tab: conditions (url_includes, url_pattern wildcard or url_regex, method, resource_type, header_matchers), priority (higher first, then oldest first; the first full match wins), and an action: continue, fail (a network error in the page) or fulfill (status_code, content_type, response_headers, body; the server never sees the request). Applies to every request of the tab: documents, sub-resources, fetch/XHR, every frame. Kept in memory until removed or the tab closes.",
+            Scope::Tab,
+            |context: ToolContext, input: RuleSpec| async move {
+                let tab = context.tab()?;
+                let order = context.session.events.next_seq();
+                let rule = tab.traffic.add_rule(InterceptRule::new(input, &tab.id, order)?);
+                Ok(json!({ "rule": rule.summary(), "rule_id": rule.id }))
+            },
+        ),
+        Tool::scoped(
+            "remove_intercept_rule",
+            "Remove an interception rule (of any tab of the session) by its id.",
+            Scope::Session,
+            |context: ToolContext, input: RemoveRuleInput| async move {
+                let removed = context.session.tabs.list().iter().any(|tab| tab.traffic.remove_rule(&input.rule_id));
+                if !removed {
+                    return Err(Error::new(ErrorCode::NotFound, format!("no interception rule {} in this session", input.rule_id)));
+                }
+                Ok(json!({ "removed": true, "rule_id": input.rule_id }))
+            },
+        ),
+        Tool::scoped(
+            "list_intercept_rules",
+            "The tab's interception rules in the order they are tried, with short summaries of long patterns and the number of header matchers.",
+            Scope::Tab,
+            |context: ToolContext, _input: NoInput| async move {
+                let rules: Vec<Value> = context.tab()?.traffic.rules().iter().map(InterceptRule::summary).collect();
+                Ok(json!({ "rules": rules }))
+            },
+        ),
+        Tool::scoped(
+            "export_har",
+            "Write the tab's request log (with the response bodies the capture holds) as a HAR 1.2 file in the session's artifacts/; answers its path.",
+            Scope::Tab,
+            |context: ToolContext, _input: NoInput| async move { export_har(&context).await },
+        ),
+    ]
+}
+
+fn capture_of(context: &ToolContext) -> Result<&std::sync::Arc<crate::network::Capture>> {
+    if context.session.proxy.lock().expect("proxy poisoned").is_none() {
+        return Err(Error::new(ErrorCode::CaptureUnavailable, "this session runs without the proxy that captures its traffic"));
+    }
+    Ok(&context.session.capture)
+}
+
+/// The tab's log as HAR 1.2.
+async fn export_har(context: &ToolContext) -> Result<Value> {
+    let tab = context.tab()?;
+    let entries: Vec<Value> = tab
+        .traffic
+        .all()
+        .iter()
+        .map(|entry| {
+            let record = entry.lock().expect("record poisoned").clone();
+            let pairs = |headers: &[(String, String)]| -> Vec<Value> { headers.iter().map(|(name, value)| json!({ "name": name, "value": value })).collect() };
+            let mut content = json!({ "size": record.response_body_size, "mimeType": record.mime_type.clone().unwrap_or_default() });
+            if let BodyState::Kept { text, .. } = &record.body {
+                content["text"] = json!(text.as_str());
+            }
+            let query: Vec<Value> = url::Url::parse(&record.url)
+                .map(|url| url.query_pairs().map(|(name, value)| json!({ "name": name, "value": value })).collect())
+                .unwrap_or_default();
+            let mut har = json!({
+                "startedDateTime": record.started_at,
+                "time": record.duration_ms.unwrap_or(0),
+                "request": { "method": record.method, "url": record.url, "httpVersion": "HTTP/1.1", "cookies": [], "headers": pairs(&record.request_headers),
+                    "queryString": query, "headersSize": -1, "bodySize": record.request_body_size },
+                "response": { "status": record.status.unwrap_or(0), "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
+                    "headers": pairs(&record.response_headers), "content": content, "redirectURL": "", "headersSize": -1,
+                    "bodySize": record.response_body_size },
+                "cache": {},
+                "timings": { "send": 0, "wait": record.duration_ms.unwrap_or(0), "receive": 0 },
+                "_resourceType": record.resource_type,
+                "_seq": record.seq,
+            });
+            if let Some(failure) = &record.failure {
+                har["_failure"] = json!(failure);
+            }
+            har
+        })
+        .collect();
+    let count = entries.len();
+    let har = json!({ "log": { "version": "1.2", "creator": { "name": "malo-browser", "version": env!("CARGO_PKG_VERSION") }, "entries": entries } });
+    let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+    let path = context.session.dirs.artifacts.join(format!("har-{}-{millis}.har", tab.id));
+    let bytes = serde_json::to_vec_pretty(&har).map_err(|error| Error::internal(error.to_string()))?;
+    tokio::fs::write(&path, bytes).await.map_err(|error| Error::internal(format!("cannot write the HAR file: {error}")))?;
+    Ok(json!({ "path": path.display().to_string(), "entries": count }))
+}
