@@ -12,6 +12,7 @@ source scripts/env.sh
 
 echo "== style" >&2
 cargo fmt --all --check
+rustfmt --edition 2021 --check src-tauri/web-process/extension.rs
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== fast tier" >&2

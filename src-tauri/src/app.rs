@@ -104,6 +104,9 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
         Some(Arc::new(services))
     };
     let broker = Arc::new(Broker::new(settings.clone(), engine, lease_servers, seq, proxy));
+    #[cfg(target_os = "linux")]
+    let web_process_dir =
+        crate::engine::webkit::install_web_process_extension(&settings.data_dir).map_err(io("cannot install the web-process extension"))?;
     let info =
         BrokerInfo { endpoint: format!("http://127.0.0.1:{port}"), token: broker.token.expose().to_string(), pid: std::process::id() };
     lock.write_broker_file(&info).map_err(io("cannot write broker.json"))?;
@@ -128,7 +131,7 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
                 #[cfg(target_os = "macos")]
                 app.set_activation_policy(tauri::ActivationPolicy::Accessory);
                 #[cfg(target_os = "linux")]
-                crate::engine::webkit::start(engine_commands);
+                crate::engine::webkit::start(engine_commands, web_process_dir.clone());
                 #[cfg(not(target_os = "linux"))]
                 drop(engine_commands);
                 let handle = app.handle().clone();

@@ -63,6 +63,8 @@ pub enum ErrorCode {
     Timeout,
     /// The page's script threw, or returned something that is not JSON.
     ScriptError,
+    /// The tab's web process died (crash or kill); the next navigate recovers it.
+    PageCrashed,
     /// Network capture cannot work for this session (its proxy is not running).
     CaptureUnavailable,
     /// The browsing engine lost the session (web process crashed, engine stopped).
@@ -109,6 +111,7 @@ impl ErrorCode {
             ErrorCode::ScriptError => "E_SCRIPT_ERROR",
             ErrorCode::EngineUnavailable => "E_ENGINE_UNAVAILABLE",
             ErrorCode::CaptureUnavailable => "E_CAPTURE_UNAVAILABLE",
+            ErrorCode::PageCrashed => "E_PAGE_CRASHED",
             ErrorCode::Unsupported => "E_UNSUPPORTED",
             ErrorCode::ShuttingDown => "E_SHUTTING_DOWN",
             ErrorCode::Internal => "E_INTERNAL",
@@ -143,7 +146,11 @@ impl ErrorCode {
             ErrorCode::TooManySessions => 429,
             ErrorCode::Unsupported => 422,
             ErrorCode::NavigationFailed => 502,
-            ErrorCode::PoolExhausted | ErrorCode::EngineUnavailable | ErrorCode::ShuttingDown | ErrorCode::CaptureUnavailable => 503,
+            ErrorCode::PoolExhausted
+            | ErrorCode::EngineUnavailable
+            | ErrorCode::ShuttingDown
+            | ErrorCode::CaptureUnavailable
+            | ErrorCode::PageCrashed => 503,
             ErrorCode::Timeout => 504,
             ErrorCode::Internal => 500,
         }
@@ -155,7 +162,7 @@ impl ErrorCode {
     }
 
     /// Every code, for documentation and tests.
-    pub const ALL: [ErrorCode; 33] = [
+    pub const ALL: [ErrorCode; 34] = [
         ErrorCode::CredentialNotFound,
         ErrorCode::CredentialOrigin,
         ErrorCode::ProfileLocked,
@@ -186,6 +193,7 @@ impl ErrorCode {
         ErrorCode::ScriptError,
         ErrorCode::EngineUnavailable,
         ErrorCode::CaptureUnavailable,
+        ErrorCode::PageCrashed,
         ErrorCode::Unsupported,
         ErrorCode::ShuttingDown,
         ErrorCode::Internal,

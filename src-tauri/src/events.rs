@@ -119,6 +119,11 @@ impl EventLog {
         self.seq.next()
     }
 
+    /// The daemon-wide counter this log numbers from.
+    pub fn counter(&self) -> Arc<SeqCounter> {
+        self.seq.clone()
+    }
+
     /// The last seq handed out daemon-wide (a cursor for an empty page).
     pub fn peek_seq(&self) -> u64 {
         self.seq.current()

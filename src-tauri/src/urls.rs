@@ -41,6 +41,33 @@ pub fn allowed_in_page(raw: &str) -> bool {
     }
 }
 
+/// Removes `user:password@` from a URL before it goes into an event.
+pub fn redact_credentials(raw: &str) -> String {
+    match url::Url::parse(raw) {
+        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.to_string()
+        }
+        _ => raw.to_string(),
+    }
+}
+
+/// Ports the fetch standard (and so WebKit) never loads over http(s).
+const BLOCKED_PORTS: [u16; 84] = [
+    0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111, 113, 115,
+    117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601,
+    636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697,
+    10080, 65535,
+];
+
+/// The port of `raw` when it is one the browser refuses to load.
+pub fn blocked_port(raw: &str) -> Option<u16> {
+    let url = Url::parse(raw).ok()?;
+    let port = url.port_or_known_default()?;
+    BLOCKED_PORTS.contains(&port).then_some(port)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,6 +90,14 @@ mod tests {
             assert_eq!(error.code, ErrorCode::InvalidUrl, "{bad}");
             assert_eq!(error.details["reason"], reason, "{bad}");
         }
+    }
+
+    #[test]
+    fn blocked_ports() {
+        assert_eq!(blocked_port("http://127.0.0.1:25/"), Some(25));
+        assert_eq!(blocked_port("http://a:6000/x"), Some(6000));
+        assert_eq!(blocked_port("http://a/"), None);
+        assert_eq!(blocked_port("https://a:8443/"), None);
     }
 
     #[test]

@@ -1007,6 +1007,7 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
         .route("/download/{name}", get(download))
         .route("/delayed/{name}", get(delayed))
         .route("/api/{*path}", axum::routing::any(api))
+        .route("/redirect-to-file", get(|| async { (StatusCode::FOUND, [(header::LOCATION, "file:///etc/passwd")], "").into_response() }))
         .route("/trickle", get(trickle))
         .route("/upload", axum::routing::post(upload))
         .layer(axum::middleware::from_fn_with_state(log.clone(), record))
@@ -1260,6 +1261,8 @@ fn fixture(name: &str) -> Option<&'static str> {
         "network.html" => include_str!("../fixtures/network.html"),
         "console-frame.html" => include_str!("../fixtures/console-frame.html"),
         "hijack.html" => include_str!("../fixtures/hijack.html"),
+        "blocked.html" => include_str!("../fixtures/blocked.html"),
+        "refresh.html" => include_str!("../fixtures/refresh.html"),
         _ => return None,
     })
 }

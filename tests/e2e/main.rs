@@ -7,6 +7,7 @@ mod harness;
 mod daemon;
 mod desktop;
 mod files;
+mod hostile;
 mod interfaces;
 mod leaks;
 mod leases;

@@ -43,6 +43,10 @@ pub struct ConsoleEntry {
     /// The document that wrote it.
     #[serde(default)]
     pub frame_url: String,
+    /// For a message WebKit itself wrote rather than the page's `console` calls: `security`
+    /// (a refused load, frame or content), `network` (a failed resource) or `other`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
     /// When.
     #[serde(default)]
     pub time: String,
@@ -238,6 +242,7 @@ pub struct Tabs {
     seq: Arc<SeqCounter>,
     directory: Arc<TabDirectory>,
     capture: Arc<Capture>,
+    events: Arc<crate::events::EventLog>,
 }
 
 #[derive(Debug, Default)]
@@ -249,15 +254,25 @@ struct TabsState {
 
 impl Tabs {
     /// No tab yet. Each tab's traffic is registered in `directory` (for the proxy), with
-    /// the session's `capture`; `seq` numbers its records and log entries.
+    /// the session's `capture`; the session's `events` counter numbers its records and log
+    /// entries.
     pub fn new(
         changed: Arc<Notify>,
         popups: PopupPolicy,
-        seq: Arc<SeqCounter>,
+        events: Arc<crate::events::EventLog>,
         directory: Arc<TabDirectory>,
         capture: Arc<Capture>,
     ) -> Tabs {
-        Tabs { state: Mutex::new(TabsState { popups, ..TabsState::default() }), changed, next_ref: Mutex::new(1), seq, directory, capture }
+        let seq = events.counter();
+        Tabs {
+            state: Mutex::new(TabsState { popups, ..TabsState::default() }),
+            changed,
+            next_ref: Mutex::new(1),
+            seq,
+            directory,
+            capture,
+            events,
+        }
     }
 
     /// The session's response capture.
@@ -282,7 +297,7 @@ impl Tabs {
             }
             length += 1;
         };
-        let traffic = Arc::new(TabTraffic::new(&id));
+        let traffic = Arc::new(TabTraffic::new(&id, self.events.clone()));
         self.directory.register(&traffic, &self.capture);
         let tab = Arc::new(TabState {
             id: id.clone(),
@@ -407,7 +422,8 @@ mod tests {
     use super::*;
 
     fn tabs() -> Tabs {
-        Tabs::new(Arc::new(Notify::new()), PopupPolicy::Deny, Arc::default(), Arc::default(), Arc::default())
+        let events = Arc::new(crate::events::EventLog::new(Arc::default()));
+        Tabs::new(Arc::new(Notify::new()), PopupPolicy::Deny, events, Arc::default(), Arc::default())
     }
 
     #[test]

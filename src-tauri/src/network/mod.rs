@@ -218,14 +218,17 @@ pub struct TabTraffic {
     rules: Mutex<Vec<InterceptRule>>,
     /// XMLHttpRequests the page announced `(method, url, when)`, to tell them from fetch().
     xhr_hints: Mutex<VecDeque<(String, String, Instant)>>,
+    /// The session's event log (the proxy records what it blocks there).
+    pub events: Arc<crate::events::EventLog>,
 }
 
 impl TabTraffic {
-    /// An empty log for `tab`.
-    pub fn new(tab: &str) -> TabTraffic {
+    /// An empty log for `tab` of the session whose events are `events`.
+    pub fn new(tab: &str, events: Arc<crate::events::EventLog>) -> TabTraffic {
         TabTraffic {
             tab: tab.to_string(),
             token: crate::secret::random_hex(8),
+            events,
             requests: Mutex::default(),
             rules: Mutex::default(),
             xhr_hints: Mutex::default(),

@@ -540,6 +540,18 @@ async fn forward(
         }
     };
     let status = response.status().as_u16();
+    if let Some(blocked) = redirect_to_forbidden_scheme(&response, &url) {
+        // WebKit crashes following some of these (a redirect to file: in a frame, say):
+        // the page never sees the redirect. A 204 tells it to stay where it is (a dropped
+        // connection would be retried).
+        let reason = format!("blocked: a redirect to {}", blocked.split(':').next().unwrap_or("?"));
+        if let Some(traffic) = &traffic {
+            let data = serde_json::json!({ "url": crate::urls::redact_credentials(&blocked), "from": url, "reason": "redirect" });
+            traffic.events.push("navigation_blocked", Some(&traffic.tab), data);
+        }
+        network::record_end(&entry, Ending { body_size: 0, failure: Some(reason) });
+        return Ok(Response::builder().status(StatusCode::NO_CONTENT).body(empty())?);
+    }
     let mime = response.headers().get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok()).map(mime_of);
     let recorded =
         network::recorded_headers(response.headers().iter().filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?))));
@@ -564,6 +576,17 @@ async fn forward(
     let (parts, body) = response.into_parts();
     let tee = TeeBody::new(body, capturing.then_some(MAX_BODY_BYTES * 4), entry, capture, encoding);
     Ok(Response::from_parts(parts, tee.boxed()))
+}
+
+/// The target of a redirect to a scheme no page may load (file:, a custom scheme, ...).
+fn redirect_to_forbidden_scheme(response: &Response<Incoming>, url: &str) -> Option<String> {
+    if !response.status().is_redirection() {
+        return None;
+    }
+    let location = response.headers().get(header::LOCATION)?.to_str().ok()?;
+    let target = url::Url::parse(url).ok()?.join(location).ok()?;
+    let web = matches!(target.scheme(), "http" | "https");
+    (!web).then(|| target.to_string())
 }
 
 fn host_header(target: &Target) -> String {

@@ -14,8 +14,9 @@ use webkit2gtk::{
     WebsiteDataManagerExt,
 };
 
-/// A context whose data (cookies, storage, cache) lives in `dir`.
-pub(super) fn persistent(dir: &Path) -> webkit2gtk::WebContext {
+/// A context whose data (cookies, storage, cache) lives in `dir`, whose web processes
+/// load malo's extension from `web_process_dir`.
+pub(super) fn persistent(dir: &Path, web_process_dir: &Path) -> webkit2gtk::WebContext {
     let dir_text = dir.to_string_lossy();
     let manager = WebsiteDataManager::builder().base_cache_directory(&*dir_text).base_data_directory(&*dir_text).build();
     if let Some(cookies) = manager.cookie_manager() {
@@ -23,6 +24,7 @@ pub(super) fn persistent(dir: &Path) -> webkit2gtk::WebContext {
     }
     let context = webkit2gtk::WebContext::builder().website_data_manager(&manager).build();
     context.set_automation_allowed(false);
+    context.set_web_extensions_directory(&web_process_dir.to_string_lossy());
     context
 }
 

@@ -14,6 +14,7 @@ mod input;
 mod navigation;
 mod tab;
 mod takeover;
+mod web_process;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -38,12 +39,19 @@ pub fn keyval(key: &str) -> Option<u32> {
     input::keyval(key)
 }
 
+/// Writes malo's web-process extension into `data_dir`; returns the directory to give
+/// [`start`].
+pub fn install_web_process_extension(data_dir: &std::path::Path) -> std::io::Result<PathBuf> {
+    web_process::install(data_dir)
+}
+
 /// Starts the actor on the default main context. Call once, on the main thread, after
-/// GTK is initialised (Tauri's `setup`).
-pub fn start(mut receiver: UnboundedReceiver<Command>) {
+/// GTK is initialised (Tauri's `setup`). `web_process_dir`: where malo's web-process
+/// extension is installed.
+pub fn start(mut receiver: UnboundedReceiver<Command>, web_process_dir: PathBuf) {
     let main_context = glib::MainContext::default();
     main_context.spawn_local(async move {
-        let engine = Rc::new(Engine::default());
+        let engine = Rc::new(Engine { web_process_dir, ..Engine::default() });
         while let Some(command) = receiver.recv().await {
             // Each command runs as its own local task, so a long navigate in one session
             // never delays another session's commands.
@@ -62,6 +70,8 @@ struct Engine {
     contexts: RefCell<HashMap<PathBuf, webkit2gtk::WebContext>>,
     /// Downloads in progress, for `cancel_download`.
     downloads: Rc<download::RunningDownloads>,
+    /// Where malo's web-process extension is (every context loads it).
+    web_process_dir: PathBuf,
 }
 
 /// One session on the engine side: its WebKit context and the tabs that share it.
@@ -158,7 +168,7 @@ impl Engine {
             .map_err(|error| Error::internal(format!("cannot create the session's web data directory: {error}")))?;
         let existing = self.contexts.borrow().get(&spec.web_data_dir).cloned();
         let context = existing.unwrap_or_else(|| {
-            let context = context::persistent(&spec.web_data_dir);
+            let context = context::persistent(&spec.web_data_dir, &self.web_process_dir);
             if let Some(proxy) = &spec.proxy {
                 context::use_proxy(&context, proxy);
             }

@@ -22,9 +22,10 @@ const START_GRACE: Duration = Duration::from_millis(1500);
 
 /// Loads `url` in the tab and waits for load and settle.
 pub(super) async fn navigate(tab: &Tab, url: &str, timeout: Duration, settle: Duration) -> Result<NavigationReport> {
-    tab.ensure_open()?;
+    // A crashed tab recovers here: the load starts a new web process.
+    tab.ensure_alive()?;
     let begun = Instant::now();
-    let before = tab.load.borrow().started;
+    let before = Mark::of(tab);
     tab.view.load_uri(url);
     wait_for_load(tab, before, begun, timeout, url, Some(url)).await?;
     finish(tab, url, begun, settle).await
@@ -33,9 +34,9 @@ pub(super) async fn navigate(tab: &Tab, url: &str, timeout: Duration, settle: Du
 /// Back, forward or reload, waiting like a navigation. Going back with no history is a
 /// `E_BAD_REQUEST`, not a silent no-op.
 pub(super) async fn history(tab: &Tab, action: HistoryAction, timeout: Duration, settle: Duration) -> Result<NavigationReport> {
-    tab.ensure_open()?;
+    tab.ensure_alive()?;
     let begun = Instant::now();
-    let before = tab.load.borrow().started;
+    let before = Mark::of(tab);
     match action {
         HistoryAction::Back if !tab.view.can_go_back() => return Err(Error::bad_request("there is no page to go back to")),
         HistoryAction::Forward if !tab.view.can_go_forward() => return Err(Error::bad_request("there is no page to go forward to")),
@@ -52,22 +53,24 @@ pub(super) async fn history(tab: &Tab, action: HistoryAction, timeout: Duration,
 /// Waits until a load that started after `before` has finished. With `expected_uri`,
 /// only a load of that URI counts: a load that was already under way when the call came
 /// (the session's first about:blank, a page's own redirect) must not end the wait.
-async fn wait_for_load(tab: &Tab, before: u64, begun: Instant, timeout: Duration, url: &str, expected_uri: Option<&str>) -> Result<()> {
+async fn wait_for_load(tab: &Tab, before: Mark, begun: Instant, timeout: Duration, url: &str, expected_uri: Option<&str>) -> Result<()> {
     loop {
-        tab.ensure_open()?;
-        let (started, finished, crashed, ours) = {
+        tab.ensure_alive()?;
+        let (started, finished, crashes, ours) = {
             let state = tab.load.borrow();
             let ours = expected_uri.is_none_or(|expected| state.started_uri == expected);
-            (state.started, state.finished, state.crashed, ours)
+            (state.started, state.finished, state.crashes, ours)
         };
-        if crashed && started == before {
-            return Err(Error::new(ErrorCode::EngineUnavailable, "the page's web process crashed"));
+        if crashes > before.crashes {
+            // The web process died during this load (not before it: a crashed tab recovers
+            // by loading).
+            return Err(super::tab::crashed_error().with_details(json!({ "navigation": { "url": url }, "recover": "navigate" })));
         }
-        if started > before && finished == started && ours {
+        if started > before.started && finished == started && ours {
             return Ok(());
         }
         let elapsed = begun.elapsed();
-        if started == before && elapsed >= START_GRACE && !tab.view.is_loading() {
+        if started == before.started && elapsed >= START_GRACE && !tab.view.is_loading() {
             // A same-document navigation: no load events will come.
             return Ok(());
         }
@@ -82,6 +85,20 @@ async fn wait_for_load(tab: &Tab, before: u64, begun: Instant, timeout: Duration
             _ = notified => {}
             _ = glib::timeout_future(Duration::from_millis(50)) => {}
         }
+    }
+}
+
+/// Where a tab's loads stood before a call: loads started, and crashes.
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    started: u64,
+    crashes: u64,
+}
+
+impl Mark {
+    fn of(tab: &Tab) -> Mark {
+        let state = tab.load.borrow();
+        Mark { started: state.started, crashes: state.crashes }
     }
 }
 
@@ -101,6 +118,16 @@ async fn finish(tab: &Tab, requested: &str, begun: Instant, settle: Duration) ->
             (name, reason)
         }
         None => (name, description),
+    });
+    // WebKit refuses some addresses without a word (ports on the fetch standard's blocked
+    // list, host 0): the load ends on about:blank. That is a failed navigation.
+    let failure = failure.or_else(|| {
+        (url == "about:blank" && !requested.starts_with("about:")).then(|| match crate::urls::blocked_port(requested) {
+            Some(port) => {
+                ("restricted_port".to_string(), format!("the browser does not load port {port} (a port kept for other protocols)"))
+            }
+            None => ("blocked_by_engine".to_string(), format!("the browser refused to load {requested}")),
+        })
     });
     if let Some((name, description)) = failure {
         let report = NavigationReport {
@@ -228,7 +255,8 @@ pub(super) async fn after_action(tab: &Tab, mark: u64, budget: Duration, wait_fr
 
 async fn navigation_after_action(tab: &Tab, mark: u64, begun: Instant, budget: Duration) -> Result<ActionSettle> {
     let url = tab.view.uri().map(|uri| uri.to_string()).unwrap_or_default();
-    wait_for_load(tab, mark, begun, Duration::from_secs(30), &url, None).await?;
+    let before = Mark { started: mark, crashes: tab.load.borrow().crashes };
+    wait_for_load(tab, before, begun, Duration::from_secs(30), &url, None).await?;
     let requested = tab.load.borrow().started_uri.clone();
     let report = match finish(tab, &requested, begun, budget).await {
         Ok(report) => report,

@@ -43,8 +43,10 @@ pub(super) struct LoadState {
     pub(super) http_status: Option<u16>,
     /// `(name, description)` of the latest load failure, cleared when a load starts.
     pub(super) failure: Option<(String, String)>,
-    /// Whether the web process died.
+    /// Whether the web process died and no load has started since (a load starts a new one).
     pub(super) crashed: bool,
+    /// Times the web process died.
+    pub(super) crashes: u64,
 }
 
 /// One hosted webview.
@@ -231,6 +233,8 @@ impl Tab {
             match event {
                 LoadEvent::Started => {
                     let mut state = load.borrow_mut();
+                    // A new load runs in a new web process: the tab has recovered.
+                    state.crashed = false;
                     state.started += 1;
                     state.started_uri = url;
                     state.failure = None;
@@ -297,9 +301,37 @@ impl Tab {
 
         let (load, changed, events, tab_id) = (self.load.clone(), self.load_changed.clone(), self.events.clone(), self.id.clone());
         view.connect_web_process_terminated(move |_view, reason| {
-            load.borrow_mut().crashed = true;
+            let mut state = load.borrow_mut();
+            state.crashed = true;
+            state.crashes += 1;
+            // The load that was under way will never finish.
+            state.finished = state.started;
+            drop(state);
             events.push("crash", Some(&tab_id), json!({ "reason": format!("{reason:?}").to_lowercase() }));
             changed.notify_waiters();
+        });
+
+        // What WebKit itself tells the page's console, from malo's web-process extension:
+        // kept with the console, and a refused local URL is a blocked navigation (WebKit
+        // leaves no other trace of it).
+        let (state, tab_id) = (self.state.clone(), self.id.clone());
+        view.connect_user_message_received(move |view, message| {
+            let Some(message) = super::web_process::EngineMessage::from_user_message(message) else { return false };
+            if let Some(url) = message.refused_url() {
+                let data = json!({ "url": crate::urls::redact_credentials(url), "reason": "local_resource" });
+                state.traffic.events.push("navigation_blocked", Some(&tab_id), data);
+            }
+            state.console.push(ConsoleEntry {
+                level: message.level.to_string(),
+                text: message.text.chars().take(4000).collect(),
+                source: message.source,
+                line: message.line,
+                column: None,
+                frame_url: view.uri().map(|uri| uri.to_string()).unwrap_or_default(),
+                engine: Some(message.category.to_string()),
+                time: crate::clock::now(),
+            });
+            true
         });
 
         // Permission requests (geolocation, notifications, media, ...) are denied.
@@ -379,7 +411,7 @@ impl Tab {
                 return false;
             }
             decision.ignore();
-            events.push("navigation_blocked", Some(&tab_id), json!({ "url": redact_credentials(&uri) }));
+            events.push("navigation_blocked", Some(&tab_id), json!({ "url": crate::urls::redact_credentials(&uri), "reason": "scheme" }));
             true
         });
     }
@@ -400,8 +432,11 @@ impl Tab {
             _ = glib::timeout_future(limit) => {
                 return Err(Error::new(ErrorCode::Timeout, format!("the page did not answer within {} ms", limit.as_millis())));
             }
-        }
-        .map_err(|error| Error::new(ErrorCode::ScriptError, format!("script failed: {}", error.message())))?;
+        };
+        let value = match value {
+            Ok(value) => value,
+            Err(error) => return Err(self.script_failure(format!("script failed: {}", error.message())).await),
+        };
         use javascriptcore::ValueExt;
         if value.is_undefined() || value.is_null() {
             return Ok(Value::Null);
@@ -428,7 +463,10 @@ impl Tab {
                 return Err(Error::new(ErrorCode::Timeout, "the expression did not finish within 10 s"));
             }
         };
-        let value = result.map_err(|error| Error::new(ErrorCode::ScriptError, format!("the expression threw: {}", error.message())))?;
+        let value = match result {
+            Ok(value) => value,
+            Err(error) => return Err(self.script_failure(format!("the expression threw: {}", error.message())).await),
+        };
         use javascriptcore::ValueExt;
         if value.is_undefined() || value.is_null() {
             return Ok(Value::Null);
@@ -515,12 +553,37 @@ impl Tab {
         }
     }
 
-    /// An error when the tab was closed or its web process died.
+    /// An error when the tab was closed or its web process died (navigate recovers it).
     pub(super) fn ensure_open(&self) -> Result<()> {
-        if self.closed.get() {
-            return Err(Error::new(ErrorCode::SessionNotFound, "the session was closed"));
+        self.ensure_alive()?;
+        if self.load.borrow().crashed {
+            return Err(crashed_error());
         }
         Ok(())
+    }
+
+    /// An error when the tab was closed (a crashed tab may still navigate).
+    pub(super) fn ensure_alive(&self) -> Result<()> {
+        if self.closed.get() {
+            return Err(Error::new(ErrorCode::TabNotFound, format!("tab {} was closed", self.id)));
+        }
+        Ok(())
+    }
+
+    /// A script error, or `E_PAGE_CRASHED` when the web process died meanwhile. A call
+    /// whose reply never came (WebKit: "Unsupported result type") may beat the news of
+    /// the crash by a moment: that news is awaited briefly.
+    async fn script_failure(&self, message: String) -> Error {
+        if !self.load.borrow().crashed && message.contains("Unsupported result type") {
+            tokio::select! {
+                _ = self.load_changed.notified() => {}
+                _ = glib::timeout_future(std::time::Duration::from_millis(500)) => {}
+            }
+        }
+        if self.load.borrow().crashed {
+            return crashed_error();
+        }
+        Error::new(ErrorCode::ScriptError, message)
     }
 
     /// Destroys the webview and its host. Waiters wake and see `closed`.
@@ -562,6 +625,7 @@ fn receive(text: &str, relay: &Relay, state: &TabState) {
                 line: number("line"),
                 column: number("column"),
                 frame_url: field("frame_url").unwrap_or_default(),
+                engine: None,
                 time: crate::clock::now(),
             });
         }
@@ -584,6 +648,12 @@ fn receive(text: &str, relay: &Relay, state: &TabState) {
         }
         _ => relay.deliver(&message),
     }
+}
+
+/// What a call on a tab whose web process died answers until a navigation recovers it.
+pub(super) fn crashed_error() -> Error {
+    Error::new(ErrorCode::PageCrashed, "the page's web process crashed; navigate (or history reload) to recover")
+        .with_details(json!({ "recover": "navigate" }))
 }
 
 fn destroy_host(host: &gtk::OffscreenWindow) {
@@ -641,16 +711,4 @@ fn snake_case(camel: &str) -> String {
 fn permission_kind(type_name: &str) -> String {
     let trimmed = type_name.trim_start_matches("WebKit").trim_end_matches("PermissionRequest");
     snake_case(trimmed)
-}
-
-/// Removes `user:password@` from a URL before it goes into an event.
-fn redact_credentials(raw: &str) -> String {
-    match url::Url::parse(raw) {
-        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
-            let _ = url.set_username("");
-            let _ = url.set_password(None);
-            url.to_string()
-        }
-        _ => raw.to_string(),
-    }
 }

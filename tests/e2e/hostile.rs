@@ -1,0 +1,205 @@
+//! Hostile pages: a page that kills its web process, redirects into file:, or asks for a
+//! port the browser refuses never breaks its session, and never goes unrecorded.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::harness::*;
+
+/// The session's web processes (the daemon runs only this one session).
+fn web_processes(daemon: &Daemon) -> Vec<u32> {
+    webkit_children(daemon.pid)
+        .into_iter()
+        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|comm| comm.starts_with("WebKitWebProc")))
+        .collect()
+}
+
+fn events_of_type(session: &Session, kind: &str) -> Vec<Value> {
+    session.ok("events", json!({ "type": kind }))["events"].as_array().unwrap().clone()
+}
+
+fn wait_for_events(session: &Session, kind: &str, count: usize) -> Vec<Value> {
+    let mut found = Vec::new();
+    eventually(Duration::from_secs(5), || {
+        found = events_of_type(session, kind);
+        found.len() >= count
+    });
+    found
+}
+
+#[test]
+fn a_killed_web_process_answers_page_crashed_until_a_navigate_recovers_it() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    session.navigate(&fixtures.url("/set-cookie?value=kept"));
+    session.navigate(&fixtures.url("/f/hello.html"));
+    session.page_value("localStorage.setItem('note', 'kept'); 1");
+
+    let victims = web_processes(&daemon);
+    assert!(!victims.is_empty(), "the session runs a web process");
+    // A call in flight when the process dies is answered at once, with the crash.
+    let in_flight = {
+        let session = session.clone();
+        std::thread::spawn(move || session.tool("evaluate", json!({ "expression": "new Promise((done) => setTimeout(done, 8000))" })))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    for pid in &victims {
+        signal(*pid, "KILL");
+    }
+    let answered = in_flight.join().unwrap();
+    assert_eq!((answered.status, answered.code()), (503, "E_PAGE_CRASHED"), "{}", answered.body);
+    let crashes = wait_for_events(&session, "crash", 1);
+    assert_eq!(crashes.len(), 1, "one crash is recorded: {crashes:?}");
+
+    // Every page tool says what happened and how to recover; none says E_SCRIPT_ERROR.
+    for (tool, input) in [
+        ("observe", json!({})),
+        ("snapshot", json!({})),
+        ("evaluate", json!({ "expression": "1 + 1" })),
+        ("click", json!({ "selector": "h1" })),
+        ("observe", json!({ "mode": "screenshot" })),
+        ("extract", json!({ "selector": "h1" })),
+    ] {
+        let error = session.fails(tool, input, 503, "E_PAGE_CRASHED");
+        assert!(error["message"].as_str().unwrap().contains("navigate"), "{tool}: {error}");
+    }
+
+    // One navigate brings it back, in a fresh web process, with the session's state.
+    let navigated = session.navigate(&fixtures.url("/f/hello.html"));
+    assert_eq!(navigated["navigation"]["http_status"], 200, "{navigated}");
+    assert_eq!(session.title(), "Hello fixture");
+    assert_eq!(session.page_value("localStorage.getItem('note')"), "kept");
+    assert_eq!(fixtures.seen("/f/hello.html").last().unwrap().cookie.as_deref(), Some("marker=kept"));
+    assert!(web_processes(&daemon).iter().all(|pid| !victims.contains(pid)));
+    assert_eq!(events_of_type(&session, "crash").len(), 1, "the recovery is not another crash");
+}
+
+#[test]
+fn a_reload_also_recovers_a_crashed_page() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    session.navigate(&fixtures.url("/f/hello.html"));
+    for pid in web_processes(&daemon) {
+        signal(pid, "KILL");
+    }
+    wait_for_events(&session, "crash", 1);
+    session.fails("observe", json!({}), 503, "E_PAGE_CRASHED");
+    let reloaded = session.tool("history", json!({ "action": "reload" }));
+    assert_eq!(reloaded.status, 200, "{}", reloaded.body);
+    assert_eq!(session.title(), "Hello fixture");
+}
+
+#[test]
+fn a_redirect_to_a_file_url_never_reaches_the_engine() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    let hello = fixtures.url("/f/hello.html");
+
+    // 1. By navigate: a failed navigation, then the session works as before.
+    let navigated = session.post("/navigate", json!({ "url": fixtures.url("/redirect-to-file") }));
+    assert_eq!((navigated.status, navigated.code()), (502, "E_NAVIGATION_FAILED"), "{}", navigated.body);
+    assert_eq!(navigated.body["error"]["details"]["navigation"]["net_error"], "blocked", "{}", navigated.body);
+    session.navigate(&hello);
+    assert_eq!(session.title(), "Hello fixture");
+
+    // 2. By page script: the page stays where it was.
+    session.page_value("setTimeout(() => { location.href = '/redirect-to-file'; }, 0); 1");
+    assert!(eventually(Duration::from_secs(5), || fixtures.seen("/redirect-to-file").len() == 2));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(session.title(), "Hello fixture");
+    session.navigate(&hello);
+    assert_eq!(session.title(), "Hello fixture");
+
+    // 3. By a frame.
+    session.page_value("document.body.insertAdjacentHTML('beforeend', '<iframe src=\"/redirect-to-file\"></iframe>'); 1");
+    assert!(eventually(Duration::from_secs(5), || fixtures.seen("/redirect-to-file").len() == 3));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(session.page_value("document.title"), "Hello fixture", "the page lives on");
+    session.navigate(&hello);
+    assert_eq!(session.title(), "Hello fixture");
+
+    assert!(events_of_type(&session, "crash").is_empty(), "nothing crashed");
+    let blocked = events_of_type(&session, "navigation_blocked");
+    let redirects: Vec<&Value> = blocked.iter().filter(|event| event["reason"] == "redirect").collect();
+    assert_eq!(redirects.len(), 3, "{blocked:?}");
+    assert!(redirects.iter().all(|event| event["url"] == "file:///etc/passwd" && event["from"] == fixtures.url("/redirect-to-file")));
+}
+
+#[test]
+fn every_blocked_page_or_frame_navigation_is_recorded() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    let page = fixtures.url("/f/blocked.html");
+    let cases = [
+        ("#file-link", "file:///etc/passwd"),
+        ("#inspector-link", "webkit://gpu"),
+        ("#file-submit", "file:///etc/passwd"),
+        ("#file-script", "file:///etc/hosts"),
+        ("#file-frame", "file:///etc/group"),
+    ];
+    for (selector, target) in cases {
+        session.navigate(&page);
+        let before = events_of_type(&session, "navigation_blocked").len();
+        session.ok("click", json!({ "selector": selector }));
+        let found = wait_for_events(&session, "navigation_blocked", before + 1);
+        assert!(
+            found[before..]
+                .iter()
+                .any(|event| event["url"].as_str().unwrap_or("").starts_with(target) && event["reason"] == "local_resource"),
+            "{selector}: {found:?}"
+        );
+        assert_eq!(session.observe()["url"], page, "{selector}: the page stays");
+    }
+
+    // A meta refresh into a file.
+    let before = events_of_type(&session, "navigation_blocked").len();
+    session.navigate(&fixtures.url("/f/refresh.html"));
+    let found = wait_for_events(&session, "navigation_blocked", before + 1);
+    assert!(found[before..].iter().any(|event| event["url"] == "file:///etc/passwd"), "{found:?}");
+    assert_eq!(session.title(), "refresh");
+    assert!(events_of_type(&session, "crash").is_empty());
+
+    // WebKit's own word on it is in the console, told apart from the page's.
+    let console = session.ok("console", json!({}));
+    let refusals: Vec<&Value> = console["entries"].as_array().unwrap().iter().filter(|message| message["engine"] == "security").collect();
+    assert!(refusals.len() > cases.len(), "one line per refusal: {console}");
+    assert!(
+        refusals.iter().all(|message| {
+            let text = message["text"].as_str().unwrap();
+            message["level"] == "error" && text.starts_with("Not allowed to load local resource: ")
+        }),
+        "{console}"
+    );
+}
+
+#[test]
+fn a_port_or_address_the_engine_refuses_is_a_failed_navigation() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    session.navigate(&fixtures.url("/f/hello.html"));
+    for (url, net_error) in [
+        ("http://127.0.0.1:25/", "restricted_port"),
+        ("http://127.0.0.1:6000/", "restricted_port"),
+        ("http://127.0.0.1:1/", "restricted_port"),
+    ] {
+        let response = session.post("/navigate", json!({ "url": url }));
+        assert_eq!((response.status, response.code()), (502, "E_NAVIGATION_FAILED"), "{url}: {}", response.body);
+        let navigation = &response.body["error"]["details"]["navigation"];
+        assert_eq!(navigation["net_error"], net_error, "{url}: {navigation}");
+        assert_eq!(navigation["requested_url"], url);
+    }
+    for url in ["http://0/", "http://0.0.0.0:8/"] {
+        let response = session.post("/navigate", json!({ "url": url }));
+        assert_eq!((response.status, response.code()), (502, "E_NAVIGATION_FAILED"), "{url}: {}", response.body);
+        assert!(response.body["error"]["details"]["navigation"]["net_error"].is_string(), "{url}: {}", response.body);
+    }
+    // The session is fine.
+    session.navigate(&fixtures.url("/f/hello.html"));
+    assert_eq!(session.title(), "Hello fixture");
+}
