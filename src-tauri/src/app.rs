@@ -65,6 +65,8 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
     if let Some(stale) = lock.stale_broker_file() {
         tracing::warn!(pid = stale.pid, endpoint = %stale.endpoint, "replacing the broker.json of a daemon that is no longer running");
     }
+    // Idle connections cost a descriptor each: take what the system allows, and ration it.
+    crate::listen::raise_open_file_limit();
     // Leases and anonymous sessions never outlive a daemon: clear what a crash left.
     let _ = std::fs::remove_dir_all(settings.data_dir.join("leases"));
 

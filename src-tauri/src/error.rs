@@ -65,6 +65,8 @@ pub enum ErrorCode {
     ScriptError,
     /// The tab's web process died (crash or kill); the next navigate recovers it.
     PageCrashed,
+    /// The engine's main thread did not get to the call in time (other sessions' work).
+    Busy,
     /// Network capture cannot work for this session (its proxy is not running).
     CaptureUnavailable,
     /// The browsing engine lost the session (web process crashed, engine stopped).
@@ -112,6 +114,7 @@ impl ErrorCode {
             ErrorCode::EngineUnavailable => "E_ENGINE_UNAVAILABLE",
             ErrorCode::CaptureUnavailable => "E_CAPTURE_UNAVAILABLE",
             ErrorCode::PageCrashed => "E_PAGE_CRASHED",
+            ErrorCode::Busy => "E_BUSY",
             ErrorCode::Unsupported => "E_UNSUPPORTED",
             ErrorCode::ShuttingDown => "E_SHUTTING_DOWN",
             ErrorCode::Internal => "E_INTERNAL",
@@ -150,7 +153,8 @@ impl ErrorCode {
             | ErrorCode::EngineUnavailable
             | ErrorCode::ShuttingDown
             | ErrorCode::CaptureUnavailable
-            | ErrorCode::PageCrashed => 503,
+            | ErrorCode::PageCrashed
+            | ErrorCode::Busy => 503,
             ErrorCode::Timeout => 504,
             ErrorCode::Internal => 500,
         }
@@ -162,7 +166,7 @@ impl ErrorCode {
     }
 
     /// Every code, for documentation and tests.
-    pub const ALL: [ErrorCode; 34] = [
+    pub const ALL: [ErrorCode; 35] = [
         ErrorCode::CredentialNotFound,
         ErrorCode::CredentialOrigin,
         ErrorCode::ProfileLocked,
@@ -194,6 +198,7 @@ impl ErrorCode {
         ErrorCode::EngineUnavailable,
         ErrorCode::CaptureUnavailable,
         ErrorCode::PageCrashed,
+        ErrorCode::Busy,
         ErrorCode::Unsupported,
         ErrorCode::ShuttingDown,
         ErrorCode::Internal,

@@ -15,6 +15,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("config", 1),
     ("urls", 1),
     ("events", 1),
+    ("listen", 1),
     ("network", 2),
     ("engine", 3),
     ("vault", 4),

@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod http;
+pub mod listen;
 pub mod logging;
 pub mod mcp;
 pub mod network;

@@ -340,27 +340,3 @@ fn report(label: &str, samples: &[Duration]) {
     let (median, p95) = median_p95(samples);
     println!("{label:<44} {median:>9.1} {p95:>9.1} {:>6}", samples.len());
 }
-
-/// PSS in KiB of `pid` and every descendant.
-fn pss_kib(pid: u32) -> u64 {
-    let mut total = 0;
-    let mut stack = vec![pid];
-    while let Some(current) = stack.pop() {
-        if let Ok(rollup) = std::fs::read_to_string(format!("/proc/{current}/smaps_rollup")) {
-            total += rollup
-                .lines()
-                .find(|line| line.starts_with("Pss:"))
-                .and_then(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
-            let parent = stat.split(") ").nth(1).and_then(|rest| rest.split(' ').nth(1)?.parse::<u32>().ok());
-            if parent == Some(current) {
-                stack.push(child);
-            }
-        }
-    }
-    total
-}

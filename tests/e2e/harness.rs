@@ -102,6 +102,8 @@ pub struct DaemonOptions {
     pub extra_args: Vec<String>,
     /// More environment for `malo daemon`.
     pub env: Vec<(String, String)>,
+    /// Run under `ulimit -n` this (soft and hard).
+    pub open_files: Option<u64>,
 }
 
 impl Default for DaemonOptions {
@@ -116,6 +118,7 @@ impl Default for DaemonOptions {
             home: None,
             extra_args: Vec::new(),
             env: Vec::new(),
+            open_files: None,
         }
     }
 }
@@ -236,7 +239,14 @@ impl Drop for Daemon {
 }
 
 pub fn daemon_command(data_dir: &Path, options: &DaemonOptions, port_range: (u16, u16)) -> Command {
-    let mut command = Command::new(malo_binary());
+    let mut command = match options.open_files {
+        Some(limit) => {
+            let mut shell = Command::new("sh");
+            shell.arg("-c").arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\"")).arg(malo_binary());
+            shell
+        }
+        None => Command::new(malo_binary()),
+    };
     command
         .arg("daemon")
         .arg(format!("--data-dir={}", data_dir.display()))
@@ -766,6 +776,30 @@ pub fn webkit_children(pid: u32) -> Vec<u32> {
         }
     }
     children
+}
+
+/// PSS in KiB of `pid` and every descendant.
+pub fn pss_kib(pid: u32) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![pid];
+    while let Some(current) = stack.pop() {
+        if let Ok(rollup) = std::fs::read_to_string(format!("/proc/{current}/smaps_rollup")) {
+            total += rollup
+                .lines()
+                .find(|line| line.starts_with("Pss:"))
+                .and_then(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+            let parent = stat.split(") ").nth(1).and_then(|rest| rest.split(' ').nth(1)?.parse::<u32>().ok());
+            if parent == Some(current) {
+                stack.push(child);
+            }
+        }
+    }
+    total
 }
 
 pub fn process_alive(pid: u32) -> bool {

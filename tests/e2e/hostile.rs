@@ -1,7 +1,10 @@
-//! Hostile pages: a page that kills its web process, redirects into file:, or asks for a
-//! port the browser refuses never breaks its session, and never goes unrecorded.
+//! Hostile pages and neighbours: a page that kills its web process, redirects into file:,
+//! or asks for a port the browser refuses never breaks its session, and never goes
+//! unrecorded; clients that connect and say nothing, or trickle, never starve the daemon.
 
-use std::time::Duration;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -202,4 +205,64 @@ fn a_port_or_address_the_engine_refuses_is_a_failed_navigation() {
     // The session is fine.
     session.navigate(&fixtures.url("/f/hello.html"));
     assert_eq!(session.title(), "Hello fixture");
+}
+
+#[test]
+fn idle_and_slow_connections_never_starve_the_daemon() {
+    let daemon = Daemon::start_with(DaemonOptions { open_files: Some(1024), ..DaemonOptions::default() });
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", daemon.pid)).unwrap();
+    let open_files: Vec<&str> = limits.lines().find(|line| line.starts_with("Max open files")).unwrap().split_whitespace().collect();
+    assert_eq!(&open_files[3..5], ["1024", "1024"], "the daemon runs under ulimit -n 1024");
+    assert!(daemon.stderr().contains("open-file limit"), "the limits are logged");
+    let fixtures = Fixtures::start();
+    let lease = daemon.lease("agent-a");
+    let session = lease.session();
+    session.navigate(&fixtures.url("/f/hello.html"));
+
+    // 2,000 clients that never send a byte at the broker, 200 that trickle a request head
+    // (half at the broker, half at the lease), all reconnecting whenever closed.
+    let mut flood = Command::new(python())
+        .arg(repo_file("tests/e2e/flood.py"))
+        .arg("35")
+        .arg(format!("{}:2000", daemon.port))
+        .arg(format!("{}:100,{}:100", daemon.port, lease.port))
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    watchdog(flood.id());
+    let mut lines = BufReader::new(flood.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    std::thread::sleep(Duration::from_secs(1));
+
+    // Meanwhile everything answers: health, the broker, the agent's session, a new agent.
+    let begun = Instant::now();
+    let mut slowest = Duration::ZERO;
+    let mut rounds = 0;
+    while begun.elapsed() < Duration::from_secs(20) {
+        let round = Instant::now();
+        assert_eq!(request(daemon.port, "GET", "/v1/health", &[], None).status, 200);
+        assert_eq!(request(daemon.port, "GET", "/v1/leases", &daemon.broker_headers(), None).status, 200);
+        session.navigate(&fixtures.url(&format!("/f/hello.html?round={rounds}")));
+        assert_eq!(session.title(), "Hello fixture");
+        session.ok("snapshot", json!({}));
+        slowest = slowest.max(round.elapsed());
+        rounds += 1;
+    }
+    let newcomer = daemon.lease("agent-b").session();
+    newcomer.navigate(&fixtures.url("/f/hello.html"));
+    eprintln!("{rounds} rounds of calls under the flood; slowest round {slowest:?}");
+
+    let stats: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let _ = flood.wait();
+    eprintln!("flood: {stats}");
+    // The daemon closed the idle clients and cut the slow ones (each within a few
+    // seconds: 5 s for headers, replaced sooner under pressure).
+    assert!(stats["closed_by_server"].as_u64().unwrap() >= 2200, "{stats}");
+    assert!(stats["idle_longest_s"].as_f64().unwrap() < 12.0, "{stats}");
+    assert!(stats["slow_longest_s"].as_f64().unwrap() < 12.0, "{stats}");
+    // And it holds no more than it needs once they are gone.
+    assert!(
+        eventually(Duration::from_secs(10), || std::fs::read_dir(format!("/proc/{}/fd", daemon.pid)).unwrap().count() < 400),
+        "descriptors left open"
+    );
 }

@@ -1,6 +1,8 @@
 //! Every security rule of the contract, each rejected with its documented status and code.
 
-use std::time::Duration;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -38,6 +40,78 @@ fn host_header_must_be_loopback_with_the_right_port() {
         None,
     );
     assert_eq!((response.status, response.code()), (403, "E_FORBIDDEN_HOST"));
+}
+
+#[test]
+fn requests_two_parsers_could_read_differently_get_400() {
+    let daemon = Daemon::start();
+    let port = daemon.port;
+    let host = ("Host".to_string(), format!("127.0.0.1:{port}"));
+    let token = ("x-malo-broker-token".to_string(), daemon.token.clone());
+    let cases: Vec<(&str, Vec<(String, String)>)> = vec![
+        ("/v1/leases", vec![host.clone(), host.clone(), token.clone()]),
+        ("/v1/leases", vec![host.clone(), ("Host".into(), "evil.example".into()), token.clone()]),
+        ("http://evil.example/v1/leases", vec![host.clone(), token.clone()]),
+    ];
+    for (target, headers) in cases {
+        let response = raw_request(port, "GET", target, &headers, None);
+        assert_eq!((response.status, response.code()), (400, "E_BAD_REQUEST"), "{target} {headers:?}: {}", response.text);
+    }
+    // Two different Content-Length values: 400. (Two equal ones are one length, as RFC 9110
+    // section 8.6 allows: hyper keeps one before any handler sees them.)
+    let send = |extra: &str| {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let body = r#"{"agent_id":"a"}"#;
+        let head = format!(
+            "POST /v1/leases HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nx-malo-broker-token: {}\r\nContent-Type: application/json\r\n{extra}\r\n{body}",
+            daemon.token
+        );
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        stream.write_all(head.as_bytes()).unwrap();
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        String::from_utf8_lossy(&answer).to_string()
+    };
+    let answer = send("Content-Length: 16\r\nContent-Length: 17\r\n");
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert_eq!(request(port, "GET", "/v1/leases", &daemon.broker_headers(), None).body["leases"], json!([]), "no lease was taken");
+    // Content-Length with Transfer-Encoding: the chunked body counts, and the connection
+    // closes after the answer (RFC 9112 section 6.1), so nothing can hide behind it.
+    let answer = send("Content-Length: 3\r\nTransfer-Encoding: chunked\r\n");
+    assert!(answer.to_ascii_lowercase().contains("connection: close"), "{answer}");
+}
+
+#[test]
+fn a_request_body_that_trickles_in_is_cut() {
+    let daemon = Daemon::start();
+    let port = daemon.port;
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let head = format!(
+        "POST /v1/leases HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nx-malo-broker-token: {}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n",
+        daemon.token
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let begun = Instant::now();
+    let writer = {
+        let mut stream = stream.try_clone().unwrap();
+        std::thread::spawn(move || {
+            for _ in 0..60 {
+                if stream.write_all(b" ").is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        })
+    };
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let waited = begun.elapsed();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("did not arrive within"), "{answer}");
+    assert!(waited < Duration::from_secs(30), "cut after {waited:?}");
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+    writer.join().unwrap();
 }
 
 #[test]

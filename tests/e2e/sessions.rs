@@ -122,10 +122,10 @@ fn a_hidden_session_runs_timers_and_animation_frames_at_full_rate() {
     assert_eq!(rates["hidden"], false);
     assert_eq!((rates["width"].as_u64(), rates["height"].as_u64()), (Some(800), Some(600)));
     // Unloaded, this page measures ~60 frames/s and ~95 timers/s (see the benchmark); a
-    // visible(false) window gives ~0 and ~1. The bounds leave room for a busy CI machine
-    // running other tests at the same time, and still tell the two apart by far.
-    assert!(rates["frames_per_second"].as_u64().unwrap() >= 25, "{rates}");
-    assert!(rates["timers_per_second"].as_u64().unwrap() >= 40, "{rates}");
+    // visible(false) window gives ~0 and ~1. The bounds leave room for a machine whose two
+    // cores run several other browsers' tests at once, and still tell the two apart.
+    assert!(rates["frames_per_second"].as_u64().unwrap() >= 10, "{rates}");
+    assert!(rates["timers_per_second"].as_u64().unwrap() >= 20, "{rates}");
     // And nothing is shown on screen.
     assert_eq!(mapped_windows_of(daemon.pid), Vec::<String>::new(), "a window is mapped on screen");
 }

@@ -96,6 +96,15 @@ impl Lease {
         *self.expiry.lock().expect("lease expiry poisoned") = (Instant::now() + ttl, SystemTime::now() + ttl);
     }
 
+    /// Renews as if by a heartbeat at `at`, unless the lease already lives longer.
+    fn renew_from(&self, at: Instant, ttl: Duration) {
+        let mut expiry = self.expiry.lock().expect("lease expiry poisoned");
+        let until = at + ttl;
+        if until > expiry.0 {
+            *expiry = (until, SystemTime::now() + until.saturating_duration_since(Instant::now()));
+        }
+    }
+
     fn expired(&self) -> bool {
         Instant::now() >= self.expiry.lock().expect("lease expiry poisoned").0
     }
@@ -340,6 +349,19 @@ impl Broker {
         views
     }
 
+    /// The daemon's figures for `GET /v1/stats`: leases, sessions, the engine's main
+    /// thread and the connections.
+    pub fn stats(&self) -> serde_json::Value {
+        let leases: Vec<Arc<Lease>> = self.leases.lock().expect("lease table poisoned").values().cloned().collect();
+        let sessions: usize = leases.iter().map(|lease| lease.sessions.list().len()).sum();
+        serde_json::json!({
+            "leases": leases.len(),
+            "sessions": sessions,
+            "main_thread": self.services.engine.main_thread().report(),
+            "connections": crate::listen::report(),
+        })
+    }
+
     /// The live (unexpired) lease `lease_id`.
     pub fn lease(&self, lease_id: &str) -> Result<Arc<Lease>> {
         self.live_lease(lease_id)
@@ -355,10 +377,11 @@ impl Broker {
     pub async fn reap(&self) {
         let leases: Vec<Arc<Lease>> = self.leases.lock().expect("lease table poisoned").values().cloned().collect();
         for lease in leases {
-            if lease.sessions.list().iter().any(|session| session.is_running()) {
-                // The agent is still there, waiting on a call (a login a person is doing,
-                // say): a call in flight is as good as a heartbeat.
-                lease.renew(self.settings.lease_ttl);
+            if let Some(idle) = lease.sessions.least_idle() {
+                // The agent is still there: a call (or a session being opened) is as good
+                // as a heartbeat, while it runs (a login a person is doing, say) and when
+                // it ends.
+                lease.renew_from(Instant::now() - idle, self.settings.lease_ttl);
             }
             if lease.expired() {
                 let _ = self.release(&lease.id, "expired").await;

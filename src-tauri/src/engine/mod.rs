@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -34,13 +34,19 @@ pub fn keyval(_key: &str) -> Option<u32> {
 
 pub mod agent;
 pub mod downloads;
+pub mod main_thread;
 pub mod png;
 pub mod tabs;
+
+use main_thread::{MainThread, Ticket};
 
 pub use tabs::{PageState, PopupPolicy, TabState, Tabs};
 
 /// How long a command that does not load pages may take on the main thread.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a command may wait for the main thread to start it before the caller gets
+/// `E_BUSY` (and the command is dropped unstarted).
+pub const QUEUE_LIMIT: Duration = Duration::from_secs(10);
 /// How much longer than its own load and settle limits a navigation may take before the
 /// handle gives up on the engine (the engine answers a timeout itself before that).
 const NAVIGATION_MARGIN: Duration = Duration::from_secs(5);
@@ -294,6 +300,24 @@ pub enum PageRequest {
 }
 
 impl PageRequest {
+    /// The request's name in the main thread's figures.
+    fn kind(&self) -> &'static str {
+        match self {
+            PageRequest::Navigate { .. } => "navigate",
+            PageRequest::History { .. } => "history",
+            PageRequest::Evaluate { .. } => "evaluate",
+            PageRequest::EvaluatePage { .. } => "evaluate_page",
+            PageRequest::Screenshot => "screenshot",
+            PageRequest::Agent { op, .. } => op.name(),
+            PageRequest::Input { .. } => "input",
+            PageRequest::Editing { .. } => "editing",
+            PageRequest::AfterAction { .. } => "after_action",
+            PageRequest::Watch(_) => "watch",
+            PageRequest::ArmFileChooser { .. } => "arm_file_chooser",
+            PageRequest::AwaitFileChooser { .. } => "await_file_chooser",
+        }
+    }
+
     /// How long the handle waits for the engine's answer.
     fn time_limit(&self) -> Duration {
         match self {
@@ -383,26 +407,93 @@ pub enum Command {
     CloseAll { reply: oneshot::Sender<()> },
 }
 
+impl Command {
+    /// The command's name in the main thread's figures.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Command::Open { .. } => "open",
+            Command::Close { .. } => "close",
+            Command::Session { request: SessionRequest::NewTab, .. } => "tab_new",
+            Command::Session { request: SessionRequest::CloseTab { .. }, .. } => "tab_close",
+            Command::Session { request: SessionRequest::CancelDownload { .. }, .. } => "cancel_download",
+            Command::Page { request, .. } => request.kind(),
+            Command::CloseAll { .. } => "close_all",
+        }
+    }
+}
+
+/// A command in the queue to the main thread.
+#[derive(Debug)]
+pub struct Queued {
+    /// What to do.
+    pub command: Command,
+    /// When it was sent.
+    pub sent: Instant,
+    /// Started, or given up by its caller.
+    pub ticket: Arc<Ticket>,
+}
+
+/// The actor's end of the queue, and the figures it keeps.
+#[derive(Debug)]
+pub struct EngineQueue {
+    /// The commands, in order.
+    pub receiver: mpsc::UnboundedReceiver<Queued>,
+    /// Where the main thread records how it is doing.
+    pub main_thread: Arc<MainThread>,
+}
+
 /// The async side's handle to the engine actor.
 #[derive(Debug, Clone)]
 pub struct EngineHandle {
-    commands: mpsc::UnboundedSender<Command>,
+    commands: mpsc::UnboundedSender<Queued>,
+    main_thread: Arc<MainThread>,
 }
 
 impl EngineHandle {
-    /// A handle and the receiver the actor (or a test double) consumes.
-    pub fn channel() -> (EngineHandle, mpsc::UnboundedReceiver<Command>) {
+    /// A handle and the queue the actor (or a test double) consumes.
+    pub fn channel() -> (EngineHandle, EngineQueue) {
         let (commands, receiver) = mpsc::unbounded_channel();
-        (EngineHandle { commands }, receiver)
+        let main_thread = Arc::new(MainThread::default());
+        (EngineHandle { commands, main_thread: main_thread.clone() }, EngineQueue { receiver, main_thread })
     }
 
+    /// How the main thread is doing.
+    pub fn main_thread(&self) -> &MainThread {
+        &self.main_thread
+    }
+
+    /// Sends a command and waits for its answer: `E_BUSY` if the main thread has not
+    /// started it within [`QUEUE_LIMIT`] (it is then dropped), or if it ran out of `limit`
+    /// while the main thread was stalled; `E_TIMEOUT` if it ran out of `limit` on its own.
     async fn request<T>(&self, limit: Duration, command: impl FnOnce(Reply<T>) -> Command) -> Result<T> {
-        let (reply, answer) = oneshot::channel();
-        self.commands.send(command(reply)).map_err(|_| engine_lost())?;
-        match tokio::time::timeout(limit, answer).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(_)) => Err(engine_lost()),
-            Err(_) => Err(Error::new(ErrorCode::Timeout, format!("the engine did not answer within {} ms", limit.as_millis()))),
+        let (reply, mut answer) = oneshot::channel();
+        let ticket = Arc::new(Ticket::default());
+        let queued = Queued { command: command(reply), sent: Instant::now(), ticket: ticket.clone() };
+        self.commands.send(queued).map_err(|_| engine_lost())?;
+        let mark = self.main_thread.mark();
+        let begun = Instant::now();
+        let queue_limit = QUEUE_LIMIT.min(limit);
+        let mut started_in_time = false;
+        loop {
+            let waited = begun.elapsed();
+            let next_check = if started_in_time { limit.saturating_sub(waited) } else { queue_limit.saturating_sub(waited) };
+            match tokio::time::timeout(next_check, &mut answer).await {
+                Ok(Ok(result)) => return result,
+                Ok(Err(_)) => return Err(engine_lost()),
+                Err(_) if !started_in_time => {
+                    if ticket.abandon() {
+                        return Err(busy(begun.elapsed(), false, &self.main_thread));
+                    }
+                    started_in_time = true;
+                }
+                Err(_) => {
+                    let available = self.main_thread.available_since(&mark);
+                    if available < limit / 2 {
+                        return Err(busy(begun.elapsed(), true, &self.main_thread));
+                    }
+                    return Err(Error::new(ErrorCode::Timeout, format!("the engine did not answer within {} ms", limit.as_millis())));
+                }
+            }
         }
     }
 
@@ -434,7 +525,8 @@ impl EngineHandle {
     /// Closes every session; returns when done (or when the engine is gone).
     pub async fn close_all(&self) {
         let (reply, answer) = oneshot::channel();
-        if self.commands.send(Command::CloseAll { reply }).is_ok() {
+        let queued = Queued { command: Command::CloseAll { reply }, sent: Instant::now(), ticket: Arc::default() };
+        if self.commands.send(queued).is_ok() {
             let _ = tokio::time::timeout(COMMAND_TIMEOUT, answer).await;
         }
     }
@@ -444,6 +536,70 @@ fn wrong_answer() -> Error {
     Error::internal("the engine answered with another kind of value than asked for")
 }
 
+/// The main thread could not get to a call in time (`started`: it had begun the call, so
+/// some of it may have been done).
+fn busy(waited: Duration, started: bool, main_thread: &MainThread) -> Error {
+    let report = main_thread.report();
+    Error::new(
+        ErrorCode::Busy,
+        format!("the browser engine was busy and did not get to this call within {} ms; retry it", waited.as_millis()),
+    )
+    .with_details(serde_json::json!({
+        "waited_ms": waited.as_millis() as u64,
+        "started": started,
+        "main_thread": { "stall_max_ms": report.stall.max_ms, "queue_wait_p99_ms": report.queue_wait.p99_ms },
+    }))
+}
+
 fn engine_lost() -> Error {
     Error::new(ErrorCode::EngineUnavailable, "the browsing engine is not running")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_call_the_main_thread_never_starts_is_busy_and_dropped() {
+        let (handle, mut queue) = EngineHandle::channel();
+        let error =
+            handle.request::<()>(Duration::from_millis(150), |reply| Command::Close { session_id: "s".into(), reply }).await.unwrap_err();
+        assert_eq!(error.code, ErrorCode::Busy);
+        assert_eq!(error.details["started"], false);
+        // The command is still queued, but the main thread skips it.
+        let queued = queue.receiver.recv().await.unwrap();
+        assert!(!queued.ticket.start());
+    }
+
+    #[tokio::test]
+    async fn a_started_call_is_busy_if_the_thread_stalled_and_a_timeout_if_not() {
+        let (handle, mut queue) = EngineHandle::channel();
+        let thread = queue.main_thread.clone();
+        thread.beat(Duration::ZERO);
+        // The thread starts each command, then never answers; it stalls (no heartbeat).
+        let runner = tokio::spawn(async move {
+            let mut kept = Vec::new();
+            while let Some(queued) = queue.receiver.recv().await {
+                assert!(queued.ticket.start());
+                kept.push(queued);
+            }
+        });
+        let error =
+            handle.request::<()>(Duration::from_millis(300), |reply| Command::Close { session_id: "s".into(), reply }).await.unwrap_err();
+        assert_eq!((error.code, &error.details["started"]), (ErrorCode::Busy, &serde_json::json!(true)), "{}", error.message);
+
+        // Now the thread beats on time: running out of time is the call's own doing.
+        let beating = thread.clone();
+        let heart = tokio::spawn(async move {
+            loop {
+                beating.beat(Duration::ZERO);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        let error =
+            handle.request::<()>(Duration::from_millis(300), |reply| Command::Close { session_id: "s".into(), reply }).await.unwrap_err();
+        assert_eq!(error.code, ErrorCode::Timeout, "{}", error.message);
+        heart.abort();
+        runner.abort();
+    }
 }

@@ -25,6 +25,7 @@ pub(super) async fn guard(State(port): State<u16>, request: Request<Body>, next:
 }
 
 fn check(port: u16, request: &Request<Body>) -> Result<(), Error> {
+    unambiguous(request)?;
     let host = request.headers().get(HOST).and_then(|value| value.to_str().ok()).unwrap_or("");
     if host != format!("127.0.0.1:{port}") && host != format!("localhost:{port}") {
         return Err(Error::new(ErrorCode::ForbiddenHost, format!("Host must be 127.0.0.1:{port} or localhost:{port}")));
@@ -40,6 +41,31 @@ fn check(port: u16, request: &Request<Body>) -> Result<(), Error> {
         let essence = content_type.split(';').next().unwrap_or("").trim();
         if !essence.eq_ignore_ascii_case("application/json") {
             return Err(Error::new(ErrorCode::UnsupportedMediaType, "request bodies must be application/json"));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a request that two HTTP parsers could read differently (RFC 9110/9112): two
+/// `Host` headers, or an absolute-form target naming another host than `Host`. (hyper
+/// itself answers 400 to differing `Content-Length` values, keeps one of equal ones, and
+/// closes the connection after a request with both `Content-Length` and
+/// `Transfer-Encoding`; the checks for those here hold whatever server runs the router.)
+fn unambiguous(request: &Request<Body>) -> Result<(), Error> {
+    let headers = request.headers();
+    if headers.get_all(HOST).iter().count() > 1 {
+        return Err(Error::bad_request("a request carries exactly one Host header"));
+    }
+    if headers.get_all(CONTENT_LENGTH).iter().count() > 1 {
+        return Err(Error::bad_request("a request carries at most one Content-Length header"));
+    }
+    if headers.contains_key(CONTENT_LENGTH) && headers.contains_key(TRANSFER_ENCODING) {
+        return Err(Error::bad_request("a request carries Content-Length or Transfer-Encoding, not both"));
+    }
+    if let Some(authority) = request.uri().authority() {
+        let host = headers.get(HOST).and_then(|value| value.to_str().ok()).unwrap_or("");
+        if !authority.as_str().eq_ignore_ascii_case(host) {
+            return Err(Error::bad_request("an absolute-form request target must name the Host it is sent to"));
         }
     }
     Ok(())

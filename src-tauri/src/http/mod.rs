@@ -6,12 +6,11 @@ mod auth;
 mod error;
 mod guard;
 mod openapi;
+mod server;
 #[cfg(test)]
 mod tests;
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
@@ -19,11 +18,11 @@ use axum::routing::{delete, get, post};
 use axum::{middleware, Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::net::TcpListener;
 
 use self::auth::{BrokerAuth, LeaseAuth, SessionAuth};
 use self::guard::ApiJson;
 pub use self::guard::MAX_BODY_BYTES;
+pub use self::server::serve;
 use crate::broker::{Broker, Lease};
 use crate::error::Result;
 use crate::session::CreateSession;
@@ -53,6 +52,7 @@ pub fn broker_router(broker: Arc<Broker>, port: u16) -> Router {
         .route("/v1/leases", post(create_lease).get(list_leases))
         .route("/v1/leases/{id}/heartbeat", post(heartbeat))
         .route("/v1/leases/{id}", delete(release_lease))
+        .route("/v1/stats", get(stats))
         .with_state(BrokerState { broker });
     finish(router, port)
 }
@@ -104,16 +104,6 @@ fn finish(router: Router, port: u16) -> Router {
         .layer(middleware::from_fn_with_state(port, guard::guard))
 }
 
-/// Serves `router` on `listener` until `shutdown` resolves, then finishes in-flight
-/// requests. The listener is closed as soon as `shutdown` resolves.
-pub async fn serve(listener: TcpListener, router: Router, shutdown: impl Future<Output = ()> + Send + 'static) {
-    let local = listener.local_addr().ok();
-    let service = router.into_make_service_with_connect_info::<SocketAddr>();
-    if let Err(error) = axum::serve(listener, service).with_graceful_shutdown(shutdown).await {
-        tracing::error!(?local, %error, "server stopped with an error");
-    }
-}
-
 async fn health() -> Json<Value> {
     Json(json!({ "ok": true, "service": "malo-browser", "version": env!("CARGO_PKG_VERSION") }))
 }
@@ -131,6 +121,10 @@ async fn create_lease(State(state): State<BrokerState>, _auth: BrokerAuth, ApiJs
 
 async fn list_leases(State(state): State<BrokerState>, _auth: BrokerAuth) -> Json<Value> {
     Json(json!({ "leases": state.broker.list() }))
+}
+
+async fn stats(State(state): State<BrokerState>, _auth: BrokerAuth) -> Json<Value> {
+    Json(state.broker.stats())
 }
 
 async fn heartbeat(State(state): State<BrokerState>, _auth: BrokerAuth, Path(id): Path<String>) -> Result<Json<Value>> {

@@ -124,6 +124,18 @@ fn broker_paths(paths: &mut Map<String, Value>, schemas: &mut Map<String, Value>
         "delete": secured(operation("release_lease", "Release a lease; its sessions close and its port is freed", None, vec![id],
             json!({ "type": "object", "required": ["ok", "lease_id", "closed_sessions"], "properties": { "ok": { "type": "boolean" }, "lease_id": { "type": "string" }, "closed_sessions": { "type": "integer" } } }), true), &["broker"]),
     }));
+
+    let summary = json!({ "type": "object", "properties": { "count": { "type": "integer" }, "p50_ms": { "type": "number" },
+        "p99_ms": { "type": "number" }, "max_ms": { "type": "number" } } });
+    let stats = json!({ "type": "object", "required": ["leases", "sessions", "main_thread", "connections"], "properties": {
+        "leases": { "type": "integer" }, "sessions": { "type": "integer" },
+        "main_thread": { "type": "object", "properties": { "queue_wait": summary, "stall": summary,
+            "stalled_total_ms": { "type": "integer" }, "longest_holds": { "type": "array", "items": { "type": "object" } } } },
+        "connections": { "type": "object", "properties": { "open": { "type": "integer" }, "budget": { "type": "integer" },
+            "per_port": { "type": "integer" }, "evicted": { "type": "integer" }, "refused": { "type": "integer" } } } } });
+    paths.insert("/v1/stats".into(), json!({
+        "get": secured(operation("stats", "The daemon's figures: the engine's main thread (queue waits, stalls, longest holds) and connections", None, Vec::new(), stats, true), &["broker"]),
+    }));
 }
 
 fn lease_paths(paths: &mut Map<String, Value>, schemas: &mut Map<String, Value>, registry: &ToolRegistry) {

@@ -23,10 +23,11 @@ const BROKER_PORT: u16 = 7410;
 /// Answers what a session's life needs; everything else is refused, so a test that
 /// reaches the page by mistake fails loudly.
 fn fake_engine() -> EngineHandle {
-    let (engine, mut commands) = EngineHandle::channel();
+    let (engine, mut queue) = EngineHandle::channel();
     tokio::spawn(async move {
-        while let Some(command) = commands.recv().await {
-            match command {
+        while let Some(queued) = queue.receiver.recv().await {
+            queued.ticket.start();
+            match queued.command {
                 Command::Open { spec, reply } => {
                     spec.tabs.open(None, true);
                     drop(reply.send(Ok(())))
@@ -157,6 +158,43 @@ async fn the_host_must_be_loopback_with_the_port() {
         let (status, _) = call("GET", "/v1/health", BROKER_PORT).host(host).send(&router).await;
         assert_eq!(status, StatusCode::OK, "Host {host:?}");
     }
+}
+
+#[tokio::test]
+async fn requests_two_parsers_could_read_differently_are_refused() {
+    let wire = Wire::new();
+    let router = broker_router(wire.broker.clone(), BROKER_PORT);
+    let token = wire.broker_token();
+    let ambiguous = [
+        call("GET", "/v1/leases", BROKER_PORT).header("host", "evil.example:7410"),
+        call("GET", "/v1/leases", BROKER_PORT).header("host", "127.0.0.1:7410"),
+        call("POST", "/v1/leases", BROKER_PORT).json(json!({ "agent_id": "a" })).header("content-length", "17"),
+        call("POST", "/v1/leases", BROKER_PORT).json(json!({ "agent_id": "a" })).header("transfer-encoding", "chunked"),
+        call("GET", "http://evil.example/v1/leases", BROKER_PORT),
+        call("GET", "http://127.0.0.1:7411/v1/leases", BROKER_PORT),
+    ];
+    for request in ambiguous {
+        let described = format!("{} {} {:?}", request.method, request.path, request.headers);
+        let (status, body) = request.header("x-malo-broker-token", &token).send(&router).await;
+        assert_eq!((status, code(&body)), (StatusCode::BAD_REQUEST, "E_BAD_REQUEST"), "{described}: {body}");
+    }
+    // An absolute-form target naming the right host is fine.
+    let (status, _) = call("GET", "http://127.0.0.1:7410/v1/leases", BROKER_PORT).header("x-malo-broker-token", &token).send(&router).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn stats_count_leases_and_sessions_for_the_broker_only() {
+    let wire = Wire::new();
+    let router = broker_router(wire.broker.clone(), BROKER_PORT);
+    let (status, _) = call("GET", "/v1/stats", BROKER_PORT).send(&router).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (_lease, _token, _port) = wire.lease("agent-a");
+    let (status, stats) = call("GET", "/v1/stats", BROKER_PORT).header("x-malo-broker-token", &wire.broker_token()).send(&router).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!((stats["leases"].as_u64(), stats["sessions"].as_u64()), (Some(1), Some(0)), "{stats}");
+    assert!(stats["main_thread"]["queue_wait"]["p99_ms"].is_number(), "{stats}");
+    assert_eq!(stats["connections"]["per_port"], 256);
 }
 
 #[tokio::test]

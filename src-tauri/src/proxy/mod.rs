@@ -25,12 +25,13 @@ use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode, Uri};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::events::SeqCounter;
+use crate::listen::Admission;
 use crate::network::rules::{RequestFacts, RuleAction};
 use crate::network::{
     self, Capture, DaemonPorts, Ending, Entry, NewRequest, ResourceType, TabDirectory, TabTraffic, MAX_BODY_BYTES, TAB_MARKER,
@@ -77,6 +78,11 @@ proxy_error_from!(
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a page may take to finish its TLS handshake with the proxy.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Connections one session proxy holds (WebKit's network process opens at most 256).
+const MAX_CONNECTIONS: usize = 512;
+/// How long a page's connection may wait for its next request's headers (idle keep-alive
+/// included) before the proxy closes it.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What every session proxy of the daemon shares.
 #[derive(Debug)]
@@ -147,22 +153,49 @@ struct Proxy {
 }
 
 async fn accept_loop(listener: TcpListener, proxy: Arc<Proxy>, mut stopped: oneshot::Receiver<()>) {
+    let port = listener.local_addr().map(|address| address.port()).unwrap_or_default();
     loop {
         let accepted = tokio::select! {
             _ = &mut stopped => return,
             accepted = listener.accept() => accepted,
         };
-        let Ok((stream, _)) = accepted else { continue };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(error) if matches!(error.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
+                Admission::relieve(port);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+            Err(_) => continue,
+        };
+        // Anyone on the machine may connect: a place is rationed like the API's.
+        let Some(admission) = Admission::admit(port, MAX_CONNECTIONS) else { continue };
         let _ = stream.set_nodelay(true);
         let proxy = proxy.clone();
         tokio::spawn(async move {
-            let connection = Arc::new(Connection::new(None));
-            let service = service_fn(move |request| handle(request, proxy.clone(), connection.clone()));
-            let _ = hyper::server::conn::http1::Builder::new()
+            let connection = Arc::new(Connection::new(None, Arc::new(admission)));
+            let admission = connection.admission.clone();
+            let service = service_fn(move |request| {
+                // In flight until the answer's head (a tunnel or a WebSocket holds its own
+                // mark for its whole life).
+                let in_flight = connection.admission.request_started();
+                let answer = handle(request, proxy.clone(), connection.clone());
+                async move {
+                    let answer = answer.await;
+                    drop(in_flight);
+                    answer
+                }
+            });
+            let served = hyper::server::conn::http1::Builder::new()
                 .preserve_header_case(true)
+                .timer(TokioTimer::new())
+                .header_read_timeout(IDLE_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), service)
-                .with_upgrades()
-                .await;
+                .with_upgrades();
+            tokio::select! {
+                _ = served => {}
+                () = admission.evicted() => {}
+            }
         });
     }
 }
@@ -197,11 +230,13 @@ fn unbracket(host: &str) -> String {
 struct Connection {
     tunnel: Option<Target>,
     upstream: tokio::sync::Mutex<Option<(Target, hyper::client::conn::http1::SendRequest<ProxyBody>)>>,
+    /// The page connection's place among the daemon's connections.
+    admission: Arc<Admission>,
 }
 
 impl Connection {
-    fn new(tunnel: Option<Target>) -> Connection {
-        Connection { tunnel, upstream: tokio::sync::Mutex::new(None) }
+    fn new(tunnel: Option<Target>, admission: Arc<Admission>) -> Connection {
+        Connection { tunnel, upstream: tokio::sync::Mutex::new(None), admission }
     }
 }
 
@@ -243,7 +278,7 @@ async fn handle_request(
     connection: Arc<Connection>,
 ) -> Result<Response<ProxyBody>, ProxyError> {
     if request.method() == Method::CONNECT {
-        return connect(request, proxy).await;
+        return connect(request, proxy, connection.admission.clone()).await;
     }
     let target = match &connection.tunnel {
         Some(target) => target.clone(),
@@ -264,7 +299,7 @@ async fn handle_request(
 /// Opens a tunnel for https/wss: the page gets our leaf for the host, and the requests in
 /// the tunnel are handled like plain ones (upstream TLS is opened and verified per request
 /// connection, so a fulfilled request never contacts the server).
-async fn connect(mut request: Request<Incoming>, proxy: Arc<Proxy>) -> Result<Response<ProxyBody>, ProxyError> {
+async fn connect(mut request: Request<Incoming>, proxy: Arc<Proxy>, admission: Arc<Admission>) -> Result<Response<ProxyBody>, ProxyError> {
     let Some(authority) = request.uri().authority().cloned() else {
         return Ok(Response::builder().status(StatusCode::BAD_REQUEST).body(empty())?);
     };
@@ -289,20 +324,32 @@ async fn connect(mut request: Request<Incoming>, proxy: Arc<Proxy>) -> Result<Re
     let upgrade = hyper::upgrade::on(&mut request);
     tokio::spawn(async move {
         let Ok(upgraded) = upgrade.await else { return };
-        if let Err(error) = tunnel(TokioIo::new(upgraded), target, proxy).await {
+        let _in_use = admission.request_started();
+        let ended = tokio::select! {
+            ended = tunnel(TokioIo::new(upgraded), target, proxy, admission.clone()) => ended,
+            () = admission.evicted() => Ok(()),
+        };
+        if let Err(error) = ended {
             tracing::debug!(%error, "proxy tunnel ended");
         }
     });
     Ok(Response::new(empty()))
 }
 
-async fn tunnel(io: TokioIo<hyper::upgrade::Upgraded>, target: Target, proxy: Arc<Proxy>) -> Result<(), ProxyError> {
+async fn tunnel(
+    io: TokioIo<hyper::upgrade::Upgraded>,
+    target: Target,
+    proxy: Arc<Proxy>,
+    admission: Arc<Admission>,
+) -> Result<(), ProxyError> {
     let config = tls::server_config(proxy.services.provider.clone(), proxy.services.ca.clone(), &target.host)?;
     let accepted = tokio::time::timeout(HANDSHAKE_TIMEOUT, tokio_rustls::TlsAcceptor::from(config).accept(io)).await??;
-    let connection = Arc::new(Connection::new(Some(target)));
+    let connection = Arc::new(Connection::new(Some(target), admission));
     let service = service_fn(move |request| handle(request, proxy.clone(), connection.clone()));
     hyper::server::conn::http1::Builder::new()
         .preserve_header_case(true)
+        .timer(TokioTimer::new())
+        .header_read_timeout(IDLE_TIMEOUT)
         .serve_connection(TokioIo::new(accepted), service)
         .with_upgrades()
         .await?;
@@ -560,7 +607,9 @@ async fn forward(
     if status == 101 {
         if let Some(downstream) = downstream_upgrade {
             let upstream = hyper::upgrade::on(&mut response);
+            let admission = connection.admission.clone();
             tokio::spawn(async move {
+                let _in_use = admission.request_started();
                 if let Ok((down, up)) = tokio::try_join!(downstream, upstream) {
                     let (mut down, mut up) = (TokioIo::new(down), TokioIo::new(up));
                     let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;

@@ -270,6 +270,16 @@ impl SessionTable {
             .ok_or_else(|| Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in this lease")))
     }
 
+    /// How long since the agent last used any of these sessions (zero while a session is
+    /// being opened, a call runs or a person has a window); `None` without sessions.
+    pub fn least_idle(&self) -> Option<Duration> {
+        let state = self.state.lock().expect("session table poisoned");
+        if state.opening > 0 {
+            return Some(Duration::ZERO);
+        }
+        state.sessions.values().map(|session| session.idle_for()).min()
+    }
+
     /// All sessions, oldest first.
     pub fn list(&self) -> Vec<Arc<Session>> {
         let state = self.state.lock().expect("session table poisoned");

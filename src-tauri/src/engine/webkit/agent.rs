@@ -99,7 +99,7 @@ async fn relay(tab: &Tab, frame: &[u32], op: &str, args: &Value) -> Result<Value
     }
     tokio::select! {
         answer = receiver => answer.map_err(|_| Error::new(ErrorCode::EngineUnavailable, "the tab closed")),
-        _ = glib::timeout_future(FRAME_TIMEOUT) => {
+        () = super::engine_time(FRAME_TIMEOUT) => {
             tab.relay.waiting.borrow_mut().remove(&id);
             Err(Error::new(ErrorCode::Timeout, "the frame did not answer; it may be navigating or blocked"))
         }

@@ -23,11 +23,11 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use serde_json::json;
-use tokio::sync::mpsc::UnboundedReceiver;
 use webkit2gtk::{URIRequestExt, WebViewExt};
 
 use self::tab::Tab;
-use super::{Answer, Command, PageRequest, PopupPolicy, SessionRequest, SessionSpec, TabTarget, Tabs, WatchChange};
+use super::main_thread::{self, MainThread, Timed};
+use super::{Answer, Command, EngineQueue, PageRequest, PopupPolicy, Queued, SessionRequest, SessionSpec, TabTarget, Tabs, WatchChange};
 use crate::engine::downloads::Downloads;
 use crate::error::{Error, ErrorCode, Result};
 
@@ -48,17 +48,88 @@ pub fn install_web_process_extension(data_dir: &std::path::Path) -> std::io::Res
 /// Starts the actor on the default main context. Call once, on the main thread, after
 /// GTK is initialised (Tauri's `setup`). `web_process_dir`: where malo's web-process
 /// extension is installed.
-pub fn start(mut receiver: UnboundedReceiver<Command>, web_process_dir: PathBuf) {
+pub fn start(queue: EngineQueue, web_process_dir: PathBuf) {
+    let EngineQueue { mut receiver, main_thread } = queue;
+    MAIN_THREAD.with(|slot| *slot.borrow_mut() = Some(main_thread.clone()));
+    heartbeat(main_thread.clone());
     let main_context = glib::MainContext::default();
     main_context.spawn_local(async move {
         let engine = Rc::new(Engine { web_process_dir, ..Engine::default() });
-        while let Some(command) = receiver.recv().await {
+        while let Some(Queued { command, sent, ticket }) = receiver.recv().await {
             // Each command runs as its own local task, so a long navigate in one session
             // never delays another session's commands.
-            glib::MainContext::default().spawn_local(engine.clone().handle(command));
+            let (engine, main_thread) = (engine.clone(), main_thread.clone());
+            glib::MainContext::default().spawn_local(async move {
+                if !ticket.start() {
+                    // Its caller was answered E_BUSY already.
+                    return;
+                }
+                main_thread.started(sent.elapsed());
+                let kind = command.kind();
+                Timed::new(engine.handle(command), kind, main_thread).await;
+            });
         }
         engine.close_all();
     });
+}
+
+thread_local! {
+    /// The main thread's figures, for the engine's own time limits.
+    static MAIN_THREAD: RefCell<Option<Arc<MainThread>>> = const { RefCell::new(None) };
+}
+
+/// Ticks every [`main_thread::HEARTBEAT`] on the main thread; how late each tick fires is
+/// how long the thread was held.
+fn heartbeat(main_thread: Arc<MainThread>) {
+    let due = std::cell::Cell::new(std::time::Instant::now() + main_thread::HEARTBEAT);
+    glib::timeout_add_local(main_thread::HEARTBEAT, move || {
+        let now = std::time::Instant::now();
+        main_thread.beat(now.saturating_duration_since(due.get()));
+        due.set(now + main_thread::HEARTBEAT);
+        glib::ControlFlow::Continue
+    });
+}
+
+/// Resolves once `limit` has passed in time the main thread was available to run the
+/// engine (a stall of the whole thread does not count against a page), or three times
+/// `limit` of wall time, whichever comes first.
+pub(super) async fn engine_time(limit: std::time::Duration) {
+    let deadline = Deadline::after(limit);
+    while let Some(left) = deadline.left() {
+        glib::timeout_future(left.max(std::time::Duration::from_millis(10))).await;
+    }
+}
+
+/// A time limit counted in time the main thread was available (see [`engine_time`]): a
+/// page is not blamed for the machine being busy.
+pub(super) struct Deadline {
+    limit: std::time::Duration,
+    begun: std::time::Instant,
+    mark: Option<(Arc<MainThread>, crate::engine::main_thread::AvailabilityMark)>,
+}
+
+impl Deadline {
+    pub(super) fn after(limit: std::time::Duration) -> Deadline {
+        let mark = MAIN_THREAD.with(|slot| slot.borrow().clone()).map(|thread| {
+            let mark = thread.mark();
+            (thread, mark)
+        });
+        Deadline { limit, begun: std::time::Instant::now(), mark }
+    }
+
+    /// The time still left, `None` once the limit has passed.
+    pub(super) fn left(&self) -> Option<std::time::Duration> {
+        let wall = self.begun.elapsed();
+        let available = match &self.mark {
+            Some((thread, mark)) => thread.available_since(mark),
+            None => wall,
+        };
+        (available < self.limit && wall < self.limit * 3).then(|| self.limit - available)
+    }
+
+    pub(super) fn passed(&self) -> bool {
+        self.left().is_none()
+    }
 }
 
 /// All hosted sessions, by id.

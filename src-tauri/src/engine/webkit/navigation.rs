@@ -54,6 +54,8 @@ pub(super) async fn history(tab: &Tab, action: HistoryAction, timeout: Duration,
 /// only a load of that URI counts: a load that was already under way when the call came
 /// (the session's first about:blank, a page's own redirect) must not end the wait.
 async fn wait_for_load(tab: &Tab, before: Mark, begun: Instant, timeout: Duration, url: &str, expected_uri: Option<&str>) -> Result<()> {
+    // The page's time, not the machine's: a stalled main thread does not count.
+    let deadline = super::Deadline::after(timeout.saturating_sub(begun.elapsed()));
     loop {
         tab.ensure_alive()?;
         let (started, finished, crashes, ours) = {
@@ -74,7 +76,7 @@ async fn wait_for_load(tab: &Tab, before: Mark, begun: Instant, timeout: Duratio
             // A same-document navigation: no load events will come.
             return Ok(());
         }
-        if elapsed >= timeout {
+        if deadline.passed() {
             tab.view.stop_loading();
             return Err(Error::new(ErrorCode::Timeout, format!("the page did not finish loading within {} ms", timeout.as_millis()))
                 .with_details(json!({ "navigation": { "url": url, "timed_out": true } })));

@@ -429,7 +429,7 @@ impl Tab {
         let call = self.view.call_async_javascript_function_future(body, None, Some(SCRIPT_WORLD), None);
         let value = tokio::select! {
             value = call => value,
-            _ = glib::timeout_future(limit) => {
+            () = super::engine_time(limit) => {
                 return Err(Error::new(ErrorCode::Timeout, format!("the page did not answer within {} ms", limit.as_millis())));
             }
         };
@@ -459,7 +459,7 @@ impl Tab {
         };
         let result = tokio::select! {
             result = attempt => result,
-            _ = glib::timeout_future(SCRIPT_TIMEOUT) => {
+            () = super::engine_time(SCRIPT_TIMEOUT) => {
                 return Err(Error::new(ErrorCode::Timeout, "the expression did not finish within 10 s"));
             }
         };
@@ -487,7 +487,7 @@ impl Tab {
 
     /// Waits until at least one load has finished and none is under way.
     pub(super) async fn wait_until_idle(&self, limit: std::time::Duration) -> Result<()> {
-        let begun = std::time::Instant::now();
+        let deadline = super::Deadline::after(limit);
         loop {
             self.ensure_open()?;
             {
@@ -496,7 +496,7 @@ impl Tab {
                     return Ok(());
                 }
             }
-            if begun.elapsed() >= limit {
+            if deadline.passed() {
                 return Err(Error::new(ErrorCode::Timeout, "the new tab did not finish loading about:blank"));
             }
             let notified = self.load_changed.notified();
