@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source scripts/env.sh
-cargo build --bin malo --example soak
-"$CARGO_TARGET_DIR/debug/examples/soak" "$@"
+cargo build --release --locked --bin malo --example soak
+"$CARGO_TARGET_DIR/release/examples/soak" "$@"

@@ -51,6 +51,12 @@ pub enum DaemonError {
     /// The GUI toolkit could not start (e.g. no display).
     #[error("the window system could not start: {0}")]
     Tauri(#[from] tauri::Error),
+    /// There is no screen to draw on, or it cannot be opened.
+    #[error("{0}")]
+    Display(String),
+    /// The engine started but could not open a page.
+    #[error("{0}")]
+    Engine(String),
 }
 
 fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -60,8 +66,14 @@ fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> DaemonError {
 /// Runs the daemon until it is asked to quit.
 pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
     let settings = Settings::from_args(&args)?;
-    let lock = InstanceLock::acquire(&settings.data_dir)?;
+    let lock = Arc::new(InstanceLock::acquire(&settings.data_dir)?);
+    quiet_panics();
+    // Before any thread starts: a private screen sets DISPLAY for GTK and the web processes.
+    let screen = crate::display::choose().map_err(DaemonError::Display)?;
     let _log_guard = crate::logging::init(&settings.data_dir).map_err(io("cannot open the log directory"))?;
+    tracing::info!("drawing on {}", screen.describe());
+    #[cfg(target_os = "linux")]
+    crate::engine::webkit::init_toolkit().map_err(DaemonError::Display)?;
     if let Some(stale) = lock.stale_broker_file() {
         tracing::warn!(pid = stale.pid, endpoint = %stale.endpoint, "replacing the broker.json of a daemon that is no longer running");
     }
@@ -111,20 +123,39 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
         crate::engine::webkit::install_web_process_extension(&settings.data_dir).map_err(io("cannot install the web-process extension"))?;
     let info =
         BrokerInfo { endpoint: format!("http://127.0.0.1:{port}"), token: broker.token.expose().to_string(), pid: std::process::id() };
-    lock.write_broker_file(&info).map_err(io("cannot write broker.json"))?;
 
     let (stop_servers, servers_stopped) = watch::channel(false);
-    let until_stopped = |mut receiver: watch::Receiver<bool>| async move {
-        let _ = receiver.wait_for(|stopped| *stopped).await;
+    // Ready means ready: the JSON line, broker.json and the broker's port come only once
+    // the engine has opened a page; a failure ends the daemon with one line instead.
+    let failure: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
+    let announce = {
+        let (broker, lock, failure, data_dir) = (broker.clone(), lock.clone(), failure.clone(), settings.data_dir.clone());
+        move |handle: tauri::AppHandle| async move {
+            let until_stopped = |mut receiver: watch::Receiver<bool>| async move {
+                let _ = receiver.wait_for(|stopped| *stopped).await;
+            };
+            let ready = match broker.probe().await {
+                Ok(()) => lock.write_broker_file(&info).map_err(|error| format!("cannot write broker.json: {error}")),
+                Err(error) => Err(format!("the browser engine cannot open a page: {}", error.message)),
+            };
+            if let Err(reason) = ready {
+                *failure.lock().expect("failure poisoned") = Some(reason);
+                handle.exit(1);
+                return;
+            }
+            tokio::spawn(crate::http::serve(
+                listener,
+                crate::http::broker_router(broker.clone(), port),
+                until_stopped(servers_stopped.clone()),
+            ));
+            tokio::spawn(broker.clone().run_reaper(until_stopped(servers_stopped)));
+            let line = serde_json::to_string(&info).expect("broker info serialises");
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
+            drop(stdout);
+            tracing::info!(endpoint = %info.endpoint, pid = info.pid, data_dir = %data_dir.display(), "daemon started");
+        }
     };
-    runtime.spawn(crate::http::serve(listener, crate::http::broker_router(broker.clone(), port), until_stopped(servers_stopped.clone())));
-    runtime.spawn(broker.clone().run_reaper(until_stopped(servers_stopped.clone())));
-
-    let line = serde_json::to_string(&info).expect("broker info serialises");
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
-    drop(stdout);
-    tracing::info!(endpoint = %info.endpoint, pid = info.pid, data_dir = %settings.data_dir.display(), "daemon started");
 
     let app = tauri::Builder::default()
         .setup({
@@ -151,8 +182,14 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
                         tauri::async_runtime::spawn(shut_down(stopping));
                     }
                 });
-                crate::desktop::install(&handle, broker.clone(), quit.clone(), desktop_stopped);
+                if crate::display::is_private() {
+                    tracing::info!("no tray and no notifications: nobody sees a private screen");
+                    desktop_stopped.notify_one();
+                } else {
+                    crate::desktop::install(&handle, broker.clone(), quit.clone(), desktop_stopped);
+                }
                 tauri::async_runtime::spawn(quit_on_signal(quit));
+                tauri::async_runtime::spawn(announce(handle));
                 Ok(())
             }
         })
@@ -169,8 +206,32 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
     // Leases and anonymous sessions never outlive the daemon; a network process that was
     // still exiting may have written into a session directory after it was removed.
     let _ = std::fs::remove_dir_all(settings.data_dir.join("leases"));
+    drop(screen);
+    if let Some(reason) = failure.lock().expect("failure poisoned").take() {
+        tracing::error!(%reason, "daemon could not start");
+        return Err(DaemonError::Engine(reason));
+    }
     tracing::info!(code, "daemon stopped");
     Ok(())
+}
+
+/// A panic is a bug: one line on stderr (the log has the rest), unless `MALO_LOG=debug`
+/// asks for the full report.
+fn quiet_panics() {
+    if std::env::var("MALO_LOG").is_ok_and(|level| level.contains("debug") || level.contains("trace")) {
+        return;
+    }
+    std::panic::set_hook(Box::new(|panic| {
+        let place = panic.location().map(|location| format!(" at {}:{}", location.file(), location.line())).unwrap_or_default();
+        let message = panic
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|text| text.to_string())
+            .or_else(|| panic.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        tracing::error!(%message, %place, "internal error");
+        eprintln!("malo: internal error{place}: {message} (MALO_LOG=debug shows more)");
+    }));
 }
 
 /// Closes every session and lease, stops the servers, then ends the main loop.

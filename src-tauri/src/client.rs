@@ -231,7 +231,9 @@ pub fn running_broker(data_dir: &Path) -> Option<(BrokerInfo, ApiClient)> {
 }
 
 /// The broker of `data_dir`, starting a daemon in the background when none runs, and
-/// waiting (up to 60 s) until it answers.
+/// waiting (up to 60 s) until it answers. A daemon for another data directory than the
+/// default one takes any free broker port, so several installations run side by side. If
+/// the daemon cannot start, its own one-line reason is the error, word for word.
 pub fn ensure_broker(data_dir: &Path) -> Result<(BrokerInfo, ApiClient)> {
     if let Some(found) = running_broker(data_dir) {
         return Ok(found);
@@ -241,18 +243,36 @@ pub fn ensure_broker(data_dir: &Path) -> Result<(BrokerInfo, ApiClient)> {
     let output = std::fs::File::create(&log).map_err(|error| Error::internal(format!("cannot write {}: {error}", log.display())))?;
     let me = std::env::current_exe().map_err(|error| Error::internal(error.to_string()))?;
     let mut command = std::process::Command::new(me);
+    command.arg("daemon").arg(format!("--data-dir={}", data_dir.display()));
+    let default_dir = crate::config::expand_home(crate::config::DEFAULT_DATA_DIR).ok();
+    if default_dir.as_deref() != Some(data_dir) {
+        command.args(["--daemon-port", "0"]);
+    }
     command
-        .arg("daemon")
-        .arg(format!("--data-dir={}", data_dir.display()))
         .stdin(std::process::Stdio::null())
         .stdout(output.try_clone().map_err(|error| Error::internal(error.to_string()))?)
         .stderr(output);
     detach(&mut command);
-    command.spawn().map_err(|error| Error::internal(format!("cannot start the daemon: {error}")))?;
+    let mut daemon = command.spawn().map_err(|error| Error::internal(format!("cannot start the daemon: {error}")))?;
     let begun = std::time::Instant::now();
     while begun.elapsed() < Duration::from_secs(60) {
         if let Some(found) = running_broker(data_dir) {
             return Ok(found);
+        }
+        if let Ok(Some(status)) = daemon.try_wait() {
+            // Another client's daemon may have won the data directory meanwhile.
+            std::thread::sleep(Duration::from_millis(200));
+            if let Some(found) = running_broker(data_dir) {
+                return Ok(found);
+            }
+            // Its last line says why (another daemon holds the data directory, no display...).
+            let said = std::fs::read_to_string(&log).unwrap_or_default();
+            let reason =
+                said.lines().rev().find(|line| line.starts_with("malo: ")).map(|line| line.trim_start_matches("malo: ").to_string());
+            return Err(Error::new(
+                ErrorCode::EngineUnavailable,
+                reason.unwrap_or_else(|| format!("the daemon exited ({status}) before it was ready; see {}", log.display())),
+            ));
         }
         std::thread::sleep(Duration::from_millis(100));
     }

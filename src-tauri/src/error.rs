@@ -67,6 +67,8 @@ pub enum ErrorCode {
     PageCrashed,
     /// The engine's main thread did not get to the call in time (other sessions' work).
     Busy,
+    /// Showing a window needs a screen a person sees; the daemon runs on a private one.
+    NoDisplay,
     /// Network capture cannot work for this session (its proxy is not running).
     CaptureUnavailable,
     /// The browsing engine lost the session (web process crashed, engine stopped).
@@ -115,6 +117,7 @@ impl ErrorCode {
             ErrorCode::CaptureUnavailable => "E_CAPTURE_UNAVAILABLE",
             ErrorCode::PageCrashed => "E_PAGE_CRASHED",
             ErrorCode::Busy => "E_BUSY",
+            ErrorCode::NoDisplay => "E_NO_DISPLAY",
             ErrorCode::Unsupported => "E_UNSUPPORTED",
             ErrorCode::ShuttingDown => "E_SHUTTING_DOWN",
             ErrorCode::Internal => "E_INTERNAL",
@@ -154,7 +157,8 @@ impl ErrorCode {
             | ErrorCode::ShuttingDown
             | ErrorCode::CaptureUnavailable
             | ErrorCode::PageCrashed
-            | ErrorCode::Busy => 503,
+            | ErrorCode::Busy
+            | ErrorCode::NoDisplay => 503,
             ErrorCode::Timeout => 504,
             ErrorCode::Internal => 500,
         }
@@ -166,7 +170,7 @@ impl ErrorCode {
     }
 
     /// Every code, for documentation and tests.
-    pub const ALL: [ErrorCode; 35] = [
+    pub const ALL: [ErrorCode; 36] = [
         ErrorCode::CredentialNotFound,
         ErrorCode::CredentialOrigin,
         ErrorCode::ProfileLocked,
@@ -199,6 +203,7 @@ impl ErrorCode {
         ErrorCode::CaptureUnavailable,
         ErrorCode::PageCrashed,
         ErrorCode::Busy,
+        ErrorCode::NoDisplay,
         ErrorCode::Unsupported,
         ErrorCode::ShuttingDown,
         ErrorCode::Internal,

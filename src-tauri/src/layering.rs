@@ -16,6 +16,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("urls", 1),
     ("events", 1),
     ("listen", 1),
+    ("display", 1),
     ("network", 2),
     ("engine", 3),
     ("vault", 4),

@@ -9,6 +9,7 @@ pub mod client;
 pub mod clock;
 pub mod config;
 pub mod desktop;
+pub mod display;
 pub mod engine;
 pub mod error;
 pub mod events;
@@ -46,4 +47,10 @@ pub enum Command {
     Daemon(config::DaemonArgs),
     /// Serve MCP over stdio for one agent (starts the daemon when none runs).
     Mcp(mcp::McpArgs),
+    /// Start the daemon when you log in (an XDG autostart entry), or stop doing so.
+    Autostart {
+        /// `on` or `off`.
+        #[arg(value_parser = ["on", "off"])]
+        state: String,
+    },
 }

@@ -27,6 +27,8 @@ fn main() {
     };
     println!("malo-browser foundation benchmark ({} build)", if cfg!(debug_assertions) { "dev" } else { "release" });
     println!("pages: {}", if shared { pages_dir.display().to_string() } else { "test fixtures".into() });
+    let size = std::fs::metadata(malo_binary()).map(|metadata| metadata.len()).unwrap_or(0);
+    println!("binary: {} ({:.1} MiB)", malo_binary().display(), size as f64 / 1024.0 / 1024.0);
     println!();
     // `bench proxy`: only what the session proxy costs.
     if std::env::args().nth(1).as_deref() == Some("proxy") && shared {

@@ -104,6 +104,8 @@ pub struct DaemonOptions {
     pub env: Vec<(String, String)>,
     /// Run under `ulimit -n` this (soft and hard).
     pub open_files: Option<u64>,
+    /// Start with no display at all (the daemon then starts its own X server).
+    pub headless: bool,
 }
 
 impl Default for DaemonOptions {
@@ -119,6 +121,7 @@ impl Default for DaemonOptions {
             extra_args: Vec::new(),
             env: Vec::new(),
             open_files: None,
+            headless: false,
         }
     }
 }
@@ -256,7 +259,6 @@ pub fn daemon_command(data_dir: &Path, options: &DaemonOptions, port_range: (u16
         .arg(format!("--lease-ttl-seconds={}", options.lease_ttl_seconds))
         .arg(format!("--session-idle-seconds={}", options.session_idle_seconds))
         .arg(format!("--max-sessions={}", options.max_sessions))
-        .env("DISPLAY", display())
         .env("NO_AT_BRIDGE", "1")
         .env("MALO_LOG", "info")
         .env_remove("DBUS_SESSION_BUS_ADDRESS")
@@ -264,6 +266,11 @@ pub fn daemon_command(data_dir: &Path, options: &DaemonOptions, port_range: (u16
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if options.headless {
+        command.env_remove("DISPLAY");
+    } else {
+        command.env("DISPLAY", display());
+    }
     if let Some(bus) = &options.dbus {
         command.env("DBUS_SESSION_BUS_ADDRESS", bus);
     }

@@ -7,6 +7,7 @@ mod harness;
 mod daemon;
 mod desktop;
 mod files;
+mod headless;
 mod hostile;
 mod interfaces;
 mod leaks;

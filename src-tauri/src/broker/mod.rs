@@ -349,6 +349,23 @@ impl Broker {
         views
     }
 
+    /// Opens one session on about:blank and closes it: proof that the engine can host
+    /// pages. The daemon says it is ready only after this.
+    pub async fn probe(&self) -> Result<()> {
+        let dir = self.leases_dir().join("probe");
+        let table = SessionTable::new(
+            Owner { lease_id: "probe".into(), agent_id: "malo".into(), lease_dir: dir.clone() },
+            crate::session::SessionLimits { max_sessions: 1, max_download_bytes: self.settings.max_download_bytes },
+            self.services.clone(),
+        );
+        let request = serde_json::from_value(serde_json::json!({ "name": "probe", "width": 320, "height": 240 }))
+            .map_err(|error| Error::internal(error.to_string()))?;
+        let opened = table.create(request).await;
+        table.close_all("probe").await;
+        crate::session::remove_dir_eventually(dir);
+        opened.map(|_| ())
+    }
+
     /// The daemon's figures for `GET /v1/stats`: leases, sessions, the engine's main
     /// thread and the connections.
     pub fn stats(&self) -> serde_json::Value {

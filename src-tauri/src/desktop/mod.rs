@@ -3,6 +3,7 @@
 //! follows the broker for both: it wakes on every change of leases, sessions, takeover
 //! windows and waits for a person, and every few seconds for page URLs.
 
+pub mod autostart;
 #[cfg(target_os = "linux")]
 mod notify;
 #[cfg(not(target_os = "linux"))]

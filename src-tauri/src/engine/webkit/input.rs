@@ -22,7 +22,9 @@ use crate::error::{Error, ErrorCode, Result};
 pub(super) fn deliver(view: &webkit2gtk::WebView, held: &std::cell::Cell<gdk::ModifierType>, events: &[InputEvent]) -> Result<()> {
     let window = view.window().ok_or_else(|| Error::new(ErrorCode::EngineUnavailable, "the webview has no window to receive input"))?;
     let display = window.display();
-    let seat = display.default_seat().ok_or_else(|| Error::new(ErrorCode::EngineUnavailable, "the display has no input seat"))?;
+    let seat = display.default_seat().ok_or_else(|| {
+        Error::new(ErrorCode::Unsupported, "the display has no input seat (this Wayland compositor offers none): input tools need one")
+    })?;
     let pointer = seat.pointer();
     let keyboard = seat.keyboard();
     for event in events {

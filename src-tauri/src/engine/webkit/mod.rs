@@ -45,6 +45,21 @@ pub fn install_web_process_extension(data_dir: &std::path::Path) -> std::io::Res
     web_process::install(data_dir)
 }
 
+/// Opens the display for GTK; the error says which display could not be opened. Call on
+/// the main thread before Tauri starts (Tauri's own start would panic instead).
+pub fn init_toolkit() -> std::result::Result<(), String> {
+    gtk::init().map_err(|_| {
+        let wayland = std::env::var("WAYLAND_DISPLAY").unwrap_or_default();
+        let display = std::env::var("DISPLAY").unwrap_or_default();
+        let named = match (wayland.is_empty(), display.is_empty()) {
+            (false, _) => format!("the Wayland display {wayland:?}"),
+            (true, false) => format!("the X display {display}"),
+            (true, true) => "a display".to_string(),
+        };
+        format!("cannot open {named}: is its X server or compositor running, and may this user connect to it?")
+    })
+}
+
 /// Starts the actor on the default main context. Call once, on the main thread, after
 /// GTK is initialised (Tauri's `setup`). `web_process_dir`: where malo's web-process
 /// extension is installed.
@@ -428,6 +443,13 @@ async fn page_request(tab: &Rc<Tab>, request: PageRequest) -> Result<Answer> {
 /// Shows, hides or reports the tab's takeover window; answers `{shown, done_count, ...}`.
 fn watch(tab: &Rc<Tab>, change: WatchChange) -> Result<serde_json::Value> {
     tab.ensure_open()?;
+    if matches!(change, WatchChange::Show { .. }) && crate::display::is_private() {
+        return Err(Error::new(
+            ErrorCode::NoDisplay,
+            "no person can see this daemon's screen: it runs on a private X server because it was started without a display; \
+             start it in a desktop session (DISPLAY or WAYLAND_DISPLAY set) to show a window",
+        ));
+    }
     let mut answer = match change {
         WatchChange::Show { title, focus, keep_visible } => takeover::show(tab, &title, focus, keep_visible)?,
         WatchChange::Hide => takeover::hide(tab)?,
