@@ -36,10 +36,13 @@ impl Screen {
             Screen::Person => {
                 let wayland = std::env::var("WAYLAND_DISPLAY").unwrap_or_default();
                 let backend = std::env::var("GDK_BACKEND").unwrap_or_default();
-                if !wayland.is_empty() && backend != "x11" {
-                    format!("the person's Wayland display {wayland}")
-                } else {
-                    format!("the person's X display {}", std::env::var("DISPLAY").unwrap_or_default())
+                let display = std::env::var("DISPLAY").unwrap_or_default();
+                match (wayland.is_empty(), backend == "x11") {
+                    (false, false) => format!("the person's Wayland display {wayland} (input tools need the compositor to offer a seat)"),
+                    (false, true) => {
+                        format!("the person's Wayland desktop through XWayland ({display}); GDK_BACKEND=wayland draws on Wayland itself")
+                    }
+                    _ => format!("the person's X display {display}"),
                 }
             }
             Screen::Private(x) => format!("a private X server {} (Xvfb, pid {}): no display was set", x.name, x.child.id()),
@@ -79,6 +82,12 @@ impl Drop for PrivateX {
 /// points `DISPLAY` at it. Call before any other thread starts: it sets `DISPLAY`.
 pub fn choose() -> Result<Screen, String> {
     let set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
+    if set("WAYLAND_DISPLAY") && set("DISPLAY") && !set("GDK_BACKEND") && cfg!(target_os = "linux") {
+        // A Wayland desktop with XWayland: draw through X11. Input is delivered to offscreen
+        // pages through a seat's devices, which a Wayland compositor may not offer, and only
+        // X11 lets a window appear without taking focus. GDK_BACKEND=wayland forces Wayland.
+        std::env::set_var("GDK_BACKEND", "x11");
+    }
     if cfg!(target_os = "macos") || set("DISPLAY") || set("WAYLAND_DISPLAY") {
         return Ok(Screen::Person);
     }

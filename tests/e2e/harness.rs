@@ -16,10 +16,61 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-/// The X display every daemon of this test run uses (a private Xvfb, started once).
+/// Which screen the run's daemons get: `MALO_TEST_BACKEND=wayland` runs them in a private
+/// weston (headless) as on a Wayland desktop with XWayland, `wayland-native` on Wayland
+/// alone; anything else on a private Xvfb.
+pub fn backend() -> &'static str {
+    static BACKEND: OnceLock<String> = OnceLock::new();
+    BACKEND.get_or_init(|| std::env::var("MALO_TEST_BACKEND").unwrap_or_else(|_| "x11".into()))
+}
+
+/// A private weston (headless backend, with XWayland), started once: (runtime dir, Wayland
+/// socket name, XWayland's X display).
+pub fn weston() -> &'static (PathBuf, String, String) {
+    static WESTON: OnceLock<(PathBuf, String, String)> = OnceLock::new();
+    WESTON.get_or_init(|| {
+        let runtime = std::env::temp_dir().join(format!("malo-weston-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&runtime);
+        std::fs::create_dir_all(&runtime).unwrap();
+        std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let socket = "wayland-malo".to_string();
+        let log = runtime.join("weston.log");
+        let child = Command::new("weston")
+            .args(["--backend=headless-backend.so", "--width=1920", "--height=1080", "--idle-time=0", "--xwayland"])
+            .arg(format!("--socket={socket}"))
+            .arg(format!("--log={}", log.display()))
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("weston is not installed; run scripts/setup.sh");
+        watchdog(child.id());
+        std::mem::forget(child);
+        let mut x_display = String::new();
+        assert!(
+            eventually(Duration::from_secs(10), || {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                x_display =
+                    text.lines().find_map(|line| line.split("xserver listening on display ").nth(1)).unwrap_or("").trim().to_string();
+                !x_display.is_empty() && runtime.join(&socket).exists()
+            }),
+            "weston did not start: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        (runtime, socket, x_display)
+    })
+}
+
+/// The X display every daemon of this test run uses (a private Xvfb, started once; under
+/// `MALO_TEST_BACKEND=wayland`, weston's XWayland).
 pub fn display() -> &'static str {
     static DISPLAY: OnceLock<String> = OnceLock::new();
     DISPLAY.get_or_init(|| {
+        if backend().starts_with("wayland") {
+            return weston().2.clone();
+        }
         for number in 90..140 {
             if Path::new(&format!("/tmp/.X{number}-lock")).exists() {
                 continue;
@@ -106,6 +157,8 @@ pub struct DaemonOptions {
     pub open_files: Option<u64>,
     /// Start with no display at all (the daemon then starts its own X server).
     pub headless: bool,
+    /// The screen, instead of the run's [`backend`]: `x11`, `wayland` or `wayland-native`.
+    pub backend: Option<&'static str>,
 }
 
 impl Default for DaemonOptions {
@@ -122,6 +175,7 @@ impl Default for DaemonOptions {
             env: Vec::new(),
             open_files: None,
             headless: false,
+            backend: None,
         }
     }
 }
@@ -263,11 +317,21 @@ pub fn daemon_command(data_dir: &Path, options: &DaemonOptions, port_range: (u16
         .env("MALO_LOG", "info")
         .env_remove("DBUS_SESSION_BUS_ADDRESS")
         .env_remove("WAYLAND_DISPLAY")
+        .env_remove("GDK_BACKEND")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let backend = options.backend.unwrap_or(backend());
     if options.headless {
         command.env_remove("DISPLAY");
+    } else if backend.starts_with("wayland") {
+        let (runtime, socket, x_display) = weston();
+        command.env("XDG_RUNTIME_DIR", runtime).env("WAYLAND_DISPLAY", socket);
+        if backend == "wayland-native" {
+            command.env_remove("DISPLAY");
+        } else {
+            command.env("DISPLAY", x_display);
+        }
     } else {
         command.env("DISPLAY", display());
     }

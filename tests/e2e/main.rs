@@ -21,3 +21,4 @@ mod tabs;
 mod tools;
 mod vault;
 mod watch;
+mod wayland;
