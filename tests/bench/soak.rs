@@ -54,6 +54,9 @@ fn main() {
         ..DaemonOptions::default()
     });
     println!("malo-browser soak ({} build): {agents} agents x {sessions} sessions for {minutes} min", build());
+    // The daemon's start-up probe session goes first.
+    eventually(Duration::from_secs(10), || webkit_children(daemon.pid).is_empty());
+    std::thread::sleep(Duration::from_millis(500));
     let base = pss_kib(daemon.pid);
     let leases: Vec<Lease> = (0..agents).map(|index| daemon.lease(&format!("soak-{index}"))).collect();
     let lease_ports: Vec<u16> = leases.iter().map(|lease| lease.port).collect();

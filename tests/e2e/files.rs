@@ -284,8 +284,15 @@ fn sessions_keep_their_downloads_apart_and_the_quota_holds() {
     let (first, second) = (lease.session(), lease.session());
     for session in [&first, &second] {
         session.navigate(&fixtures.url("/f/files.html"));
-        let clicked = session.ok("click", json!({ "selector": "#report" }));
-        finished(session, clicked["downloads"][0]["download_id"].as_str().unwrap());
+        session.ok("click", json!({ "selector": "#report" }));
+        // (Under load the download may start after the click's answer: read it from the list.)
+        let mut id = String::new();
+        assert!(eventually(Duration::from_secs(15), || {
+            let listed = session.ok("list_downloads", json!({}));
+            id = listed["downloads"][0]["download_id"].as_str().unwrap_or_default().to_string();
+            !id.is_empty()
+        }));
+        finished(session, &id);
     }
     for session in [&first, &second] {
         assert_eq!(files_below(&downloads_dir(session)), [PathBuf::from("report.txt")], "each session has its own file");

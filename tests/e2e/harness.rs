@@ -130,10 +130,13 @@ fn unique() -> u64 {
 
 /// A block of lease ports no other daemon of this run uses.
 fn port_block(size: u16) -> (u16, u16) {
+    // Below Linux's ephemeral range (32768 and up), where connections of the tests
+    // themselves (thousands in the flood test) would take pool ports at random.
+    const FIRST: u16 = 20000;
+    const SPAN: u16 = 12000;
     static NEXT: AtomicU16 = AtomicU16::new(0);
-    let base = 20000 + (std::process::id() % 200) as u16 * 100;
-    let start = base + NEXT.fetch_add(size, Ordering::SeqCst);
-    (start, start + size - 1)
+    let offset = ((std::process::id() % 120) as u16 * 100 + NEXT.fetch_add(size, Ordering::SeqCst)) % (SPAN - size);
+    (FIRST + offset, FIRST + offset + size - 1)
 }
 
 /// Options of a daemon under test.

@@ -79,6 +79,9 @@ fn an_expired_lease_is_reclaimed_with_its_sessions_and_port() {
     let expiring = daemon.lease("expiring");
     let session = expiring.session();
     let last_use = std::time::Instant::now();
+    let session_dir = daemon.data_dir.join("leases").join(&expiring.id).join("sessions").join(&session.id);
+    assert!(session_dir.exists());
+    assert!(!webkit_children(daemon.pid).is_empty());
     let kept = daemon.lease("kept");
     let kept_session = kept.session();
     let beat = || {
@@ -86,9 +89,6 @@ fn an_expired_lease_is_reclaimed_with_its_sessions_and_port() {
         assert_eq!(beat.status, 200, "the renewed lease must survive: {}", beat.body);
     };
     beat();
-    assert!(!webkit_children(daemon.pid).is_empty());
-    let session_dir = daemon.data_dir.join("leases").join(&expiring.id).join("sessions").join(&session.id);
-    assert!(session_dir.exists());
 
     // Keep one lease alive with heartbeats while the other expires.
     let reclaimed = eventually(Duration::from_secs(8), || {

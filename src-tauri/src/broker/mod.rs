@@ -224,6 +224,10 @@ impl Broker {
             }
         }
     }
+    /// The daemon's data directory.
+    pub fn data_dir(&self) -> &std::path::Path {
+        &self.settings.data_dir
+    }
 
     /// The leases directory, `<data-dir>/leases`.
     pub fn leases_dir(&self) -> PathBuf {

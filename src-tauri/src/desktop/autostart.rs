@@ -30,7 +30,7 @@ pub fn set(enabled: bool) -> Result<String, String> {
     }
     let entry = format!(
         "[Desktop Entry]\nType=Application\nName=malo-browser\nComment=A local browser for AI agents (the daemon, in the tray)\n\
-         Exec={exe} daemon\nIcon=malo-browser\nTerminal=false\nNoDisplay=true\nX-GNOME-Autostart-enabled=true\n"
+         Exec={exe} daemon\nIcon=malo\nTerminal=false\nNoDisplay=true\nX-GNOME-Autostart-enabled=true\n"
     );
     let dir = autostart_dir()?;
     std::fs::create_dir_all(&dir).map_err(|error| format!("cannot create {}: {error}", dir.display()))?;

@@ -151,7 +151,11 @@ impl Tray {
         let lines = menu_lines(&broker.list());
         let plain = Image::from_bytes(include_bytes!("../../../icons/tray.png"))?.to_owned();
         let marked = Image::new_owned(with_attention_mark(plain.rgba(), plain.width(), plain.height()), plain.width(), plain.height());
+        // The icon's PNG goes in this daemon's own directory: in the shared default
+        // (`$XDG_RUNTIME_DIR/tray-icon/tray-icon-malo-0.png`) another daemon's exit would
+        // delete it and its changes would overwrite this one's.
         let icon = TrayIconBuilder::with_id("malo")
+            .temp_dir_path(broker.data_dir().join("tray"))
             .icon(plain.clone())
             .tooltip(TOOLTIP)
             .menu(&build_menu(app, &lines)?)
