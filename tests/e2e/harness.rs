@@ -100,9 +100,18 @@ pub fn display() -> &'static str {
 }
 
 /// Kills `pid` once this test process is gone, so nothing outlives a crashed test run.
+/// It stops watching when `pid` ends first: a number the system has handed to another
+/// process since (a compiler, say) is never killed.
 pub fn watchdog(pid: u32) {
     let me = std::process::id();
-    let script = format!("while kill -0 {me} 2>/dev/null; do sleep 0.5; done; kill {pid} 2>/dev/null; sleep 2; kill -9 {pid} 2>/dev/null");
+    // Field 22 of /proc/<pid>/stat, the start time, tells the process from a later one.
+    let started = format!("$(sed 's/.*) //' /proc/{pid}/stat 2>/dev/null | cut -d' ' -f20)");
+    let script = format!(
+        "start={started}; [ -n \"$start\" ] || exit 0; \
+         while kill -0 {me} 2>/dev/null && [ \"{started}\" = \"$start\" ]; do sleep 0.5; done; \
+         [ \"{started}\" = \"$start\" ] || exit 0; kill {pid} 2>/dev/null; sleep 2; \
+         [ \"{started}\" = \"$start\" ] && kill -9 {pid} 2>/dev/null"
+    );
     let _ = Command::new("sh").args(["-c", &script]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn();
 }
 
