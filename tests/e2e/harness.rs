@@ -848,17 +848,22 @@ pub fn port_open(port: u16) -> bool {
 
 /// WebKit helper processes whose parent is `pid`.
 pub fn webkit_children(pid: u32) -> Vec<u32> {
-    let mut children = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+    children(pid).into_iter().filter(|(_, command)| command.contains("WebKit")).map(|(child, _)| child).collect()
+}
+
+/// The processes whose parent is `pid`, with their command names.
+pub fn children(pid: u32) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
-        let Some((comm, rest)) = stat.split_once(") ") else { continue };
-        let parent: u32 = rest.split(' ').nth(1).and_then(|value| value.parse().ok()).unwrap_or(0);
-        if parent == pid && comm.contains("WebKit") {
-            children.push(child);
+        let Some((head, rest)) = stat.rsplit_once(") ") else { continue };
+        let command = head.split_once('(').map(|(_, command)| command).unwrap_or("");
+        if rest.split(' ').nth(1).and_then(|value| value.parse::<u32>().ok()) == Some(pid) {
+            found.push((child, command.to_string()));
         }
     }
-    children
+    found
 }
 
 /// PSS in KiB of `pid` and every descendant.
@@ -873,14 +878,7 @@ pub fn pss_kib(pid: u32) -> u64 {
                 .and_then(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
                 .unwrap_or(0);
         }
-        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
-            let parent = stat.split(") ").nth(1).and_then(|rest| rest.split(' ').nth(1)?.parse::<u32>().ok());
-            if parent == Some(current) {
-                stack.push(child);
-            }
-        }
+        stack.extend(children(current).into_iter().map(|(child, _)| child));
     }
     total
 }

@@ -12,17 +12,7 @@ use crate::harness::*;
 
 /// The processes whose parent is `pid` and whose command name is `name`.
 fn children_named(pid: u32, name: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
-        let command = stat.split('(').nth(1).and_then(|rest| rest.split(')').next()).unwrap_or("");
-        let parent = stat.split(") ").nth(1).and_then(|rest| rest.split(' ').nth(1)?.parse::<u32>().ok());
-        if parent == Some(pid) && command == name {
-            found.push(child);
-        }
-    }
-    found
+    children(pid).into_iter().filter(|(_, command)| command == name).map(|(child, _)| child).collect()
 }
 
 fn headless() -> DaemonOptions {
