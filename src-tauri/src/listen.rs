@@ -215,8 +215,9 @@ impl Drop for RequestGuard {
     }
 }
 
-/// Connections open on `port` right now (for tests and figures).
-pub fn open_on(port: u16) -> usize {
+/// Connections open on `port` right now.
+#[cfg(test)]
+fn open_on(port: u16) -> usize {
     registry().open.lock().expect("connection registry poisoned").iter().filter(|slot| slot.port == port).count()
 }
 

@@ -267,9 +267,6 @@ fn round(value: f64) -> f64 {
     (value * 10.0).round() / 10.0
 }
 
-/// Shared by both sides.
-pub type SharedMainThread = Arc<MainThread>;
-
 #[cfg(test)]
 mod tests {
     use super::*;
