@@ -9,6 +9,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::json;
@@ -20,6 +21,8 @@ pub const MAX_DOWNLOAD_RECORDS: usize = 100;
 
 /// Longest file name (in bytes) a download is saved under.
 const MAX_FILE_NAME_BYTES: usize = 200;
+/// How long an announced download may take to begin before nobody waits for it.
+const ANNOUNCEMENT_LIFETIME: Duration = Duration::from_secs(15);
 
 /// Accept downloads into a directory, or deny them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -125,6 +128,9 @@ struct DownloadsState {
     reserved: HashSet<PathBuf>,
     /// Bytes received by every download of the session.
     used_bytes: u64,
+    /// Responses the engine has turned into downloads that WebKit has not started yet,
+    /// by tab and when: an answer that names the download waits for these.
+    announced: Vec<(String, Instant)>,
 }
 
 impl Downloads {
@@ -135,7 +141,14 @@ impl Downloads {
             default_dir,
             max_bytes,
             events,
-            state: Mutex::new(DownloadsState { begun: 0, policy, records: VecDeque::new(), reserved: HashSet::new(), used_bytes: 0 }),
+            state: Mutex::new(DownloadsState {
+                begun: 0,
+                policy,
+                records: VecDeque::new(),
+                reserved: HashSet::new(),
+                used_bytes: 0,
+                announced: Vec::new(),
+            }),
         }
     }
 
@@ -158,6 +171,9 @@ impl Downloads {
         let download_id = format!("dl-{}", crate::secret::random_hex(6));
         let mut state = self.state();
         state.begun += 1;
+        if let Some(index) = state.announced.iter().position(|(announced, _)| Some(announced.as_str()) == tab) {
+            state.announced.remove(index);
+        }
         let record = DownloadRecord {
             ordinal: state.begun,
             download_id: download_id.clone(),
@@ -295,6 +311,19 @@ impl Downloads {
         self.get(download_id).map(|record| (record, running))
     }
 
+    /// Notes that `tab`'s latest response is becoming a download: WebKit starts it a
+    /// moment later (a message from the network process away, longer on a busy machine).
+    pub fn announce(&self, tab: &str) {
+        let mut state = self.state();
+        state.announced.retain(|(_, at)| at.elapsed() < ANNOUNCEMENT_LIFETIME);
+        state.announced.push((tab.to_string(), Instant::now()));
+    }
+
+    /// Whether a download announced for `tab` has not begun yet (and may still).
+    pub fn awaiting(&self, tab: &str) -> bool {
+        self.state().announced.iter().any(|(announced, at)| announced == tab && at.elapsed() < ANNOUNCEMENT_LIFETIME)
+    }
+
     /// How many downloads have begun so far (a mark for [`Downloads::begun_since`]).
     pub fn begun(&self) -> u64 {
         self.state().begun
@@ -379,6 +408,19 @@ mod tests {
         assert_eq!(sanitize_file_name("..."), "download");
         assert_eq!(sanitize_file_name(""), "download");
         assert!(sanitize_file_name(&"x".repeat(1000)).len() <= MAX_FILE_NAME_BYTES);
+    }
+
+    #[test]
+    fn an_announced_download_is_awaited_until_its_tab_begins_one() {
+        let downloads = Downloads::new(std::env::temp_dir(), 1 << 20, Arc::new(EventLog::new(Arc::new(SeqCounter::default()))));
+        assert!(!downloads.awaiting("ab12"));
+        downloads.announce("ab12");
+        assert!(downloads.awaiting("ab12"));
+        assert!(!downloads.awaiting("cd34"), "another tab waits for nothing");
+        downloads.begin(Some("cd34"), "http://x/other.bin");
+        assert!(downloads.awaiting("ab12"), "another tab's download is not this one");
+        downloads.begin(Some("ab12"), "http://x/data.bin");
+        assert!(!downloads.awaiting("ab12"));
     }
 
     #[test]

@@ -268,7 +268,8 @@ pub(crate) fn is_download_interruption(navigation: &crate::engine::NavigationRep
 }
 
 /// The downloads the call's tab began since `mark`, as actions report them. A navigation
-/// interrupted by a download announces it a moment after the load fails: wait for it then.
+/// interrupted by a download is followed by that download a moment later: the answer waits
+/// for it while the engine says one is on its way (or, if it said nothing, a second).
 pub(crate) async fn downloads_since(
     context: &ToolContext,
     mark: ActionMark,
@@ -277,10 +278,11 @@ pub(crate) async fn downloads_since(
     let Ok(tab) = context.tab() else { return Vec::new() };
     let downloads = &context.session.downloads;
     let expecting = navigation.as_ref().is_some_and(is_download_interruption);
-    let deadline = Instant::now() + if expecting { Duration::from_millis(1000) } else { Duration::ZERO };
+    let grace = Instant::now() + if expecting { Duration::from_millis(1000) } else { Duration::ZERO };
     loop {
         let begun = downloads.begun_since(mark.downloads, Some(&tab.id));
-        if !begun.is_empty() || Instant::now() >= deadline {
+        let on_its_way = expecting && downloads.awaiting(&tab.id);
+        if !begun.is_empty() || (Instant::now() >= grace && !on_its_way) {
             return begun
                 .iter()
                 .map(|record| json!({ "download_id": record.download_id, "url": record.url, "suggested_filename": record.suggested_filename }))

@@ -383,17 +383,18 @@ impl Tab {
         });
 
         // Frames may only navigate to web and inert document schemes.
-        let (events, tab_id) = (self.events.clone(), self.id.clone());
+        let (events, tab_id, downloads) = (self.events.clone(), self.id.clone(), self.downloads.clone());
         view.connect_decide_policy(move |_view, decision, decision_type| {
             if decision_type == PolicyDecisionType::Response {
-                // What a browser cannot show, it downloads (WebKit would ignore it).
-                let unshowable =
-                    decision.downcast_ref::<ResponsePolicyDecision>().is_some_and(|response| !response.is_mime_type_supported());
-                if unshowable {
-                    decision.download();
-                    return true;
+                // An attachment, or what a browser cannot show (WebKit would ignore it), is
+                // downloaded; the call that loaded it waits for that download to begin.
+                let Some(response) = decision.downcast_ref::<ResponsePolicyDecision>() else { return false };
+                if response.is_mime_type_supported() && !is_attachment(response) {
+                    return false;
                 }
-                return false;
+                downloads.announce(&tab_id);
+                decision.download();
+                return true;
             }
             if !matches!(decision_type, PolicyDecisionType::NavigationAction | PolicyDecisionType::NewWindowAction) {
                 return false;
@@ -648,6 +649,13 @@ fn receive(text: &str, relay: &Relay, state: &TabState) {
         }
         _ => relay.deliver(&message),
     }
+}
+
+/// Whether a response asks to be saved rather than shown (`Content-Disposition: attachment`).
+fn is_attachment(decision: &ResponsePolicyDecision) -> bool {
+    let disposition =
+        decision.response().and_then(|response| response.http_headers()).and_then(|headers| headers.one("Content-Disposition"));
+    disposition.is_some_and(|value| value.trim_start().get(..10).is_some_and(|word| word.eq_ignore_ascii_case("attachment")))
 }
 
 /// What a call on a tab whose web process died answers until a navigation recovers it.
