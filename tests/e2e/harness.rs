@@ -1363,6 +1363,7 @@ fn fixture(name: &str) -> Option<&'static str> {
         "grow.html" => include_str!("../fixtures/grow.html"),
         "policies.html" => include_str!("../fixtures/policies.html"),
         "actions.html" => include_str!("../fixtures/actions.html"),
+        "fidelity.html" => include_str!("../fixtures/fidelity.html"),
         "frame.html" => include_str!("../fixtures/frame.html"),
         "hostile.html" => include_str!("../fixtures/hostile.html"),
         "login.html" => include_str!("../fixtures/login.html"),

@@ -6,6 +6,7 @@ mod harness;
 
 mod daemon;
 mod desktop;
+mod fidelity;
 mod files;
 mod headless;
 mod hostile;

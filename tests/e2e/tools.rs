@@ -147,13 +147,17 @@ fn clicks_and_keys_are_trusted_events() {
 #[test]
 fn actions_refuse_covered_disabled_hidden_missing_and_stale_targets() {
     let (_daemon, _fixtures, session, snapshot) = on_actions_page();
-    let covered = fails(&session, "click", json!({ "ref": ref_of(&snapshot, "button", "Under") }), 409, "E_COVERED");
+    // Refusals come after the action's wait for actionability (timeout_ms), and name the reason.
+    let begun = std::time::Instant::now();
+    let covered = fails(&session, "click", json!({ "ref": ref_of(&snapshot, "button", "Under"), "timeout_ms": 400 }), 409, "E_COVERED");
+    assert!(begun.elapsed() >= Duration::from_millis(400), "the click waited for the element to be uncovered");
     assert_eq!(covered["details"]["covered_by"], "div#overlay");
     let screenshot = covered["details"]["screenshot_path"].as_str().unwrap();
     let png = std::fs::read(screenshot).expect("the failure screenshot exists");
     assert_eq!(image::load_from_memory(&png).unwrap().width(), 1280);
-    fails(&session, "click", json!({ "ref": ref_of(&snapshot, "button", "Disabled") }), 409, "E_DISABLED");
-    fails(&session, "click", json!({ "selector": "#hidden-button" }), 409, "E_NOT_VISIBLE");
+    fails(&session, "click", json!({ "ref": ref_of(&snapshot, "button", "Disabled"), "timeout_ms": 100 }), 409, "E_DISABLED");
+    fails(&session, "click", json!({ "selector": "#hidden-button", "timeout_ms": 100 }), 409, "E_NOT_VISIBLE");
+    fails(&session, "click", json!({ "selector": "#hidden-button", "timeout_ms": 120001 }), 400, "E_BAD_REQUEST");
     fails(&session, "click", json!({ "selector": "#does-not-exist" }), 404, "E_NOT_FOUND");
     fails(&session, "click", json!({ "selector": "##" }), 400, "E_BAD_REQUEST");
     fails(&session, "click", json!({ "ref": "e99999" }), 409, "E_STALE_REF");
@@ -193,7 +197,8 @@ fn a_cross_origin_frame_and_an_open_shadow_root_are_actionable() {
 
     // A frame under an element of its parent: a click would land on that element.
     page_value(&session, "(() => { const frame = document.getElementById('cross').getBoundingClientRect(); const veil = document.createElement('div'); veil.id = 'veil'; veil.style.cssText = `position:absolute;left:${frame.left + scrollX}px;top:${frame.top + scrollY}px;width:${frame.width}px;height:${frame.height}px;background:rgba(0,0,0,.2)`; document.body.appendChild(veil); return true; })()");
-    let covered = fails(&session, "click", json!({ "ref": ref_of(&snapshot, "button", "Inner button") }), 409, "E_COVERED");
+    let covered =
+        fails(&session, "click", json!({ "ref": ref_of(&snapshot, "button", "Inner button"), "timeout_ms": 200 }), 409, "E_COVERED");
     assert_eq!(covered["details"]["covered_by"], "div#veil", "{covered}");
     page_value(&session, "document.getElementById('veil').remove() || true");
     ok(&session, "click", json!({ "ref": ref_of(&snapshot, "button", "Inner button") }));

@@ -144,6 +144,8 @@ pub struct Locate {
     pub target: Target,
     /// Scroll it into view first.
     pub scroll: bool,
+    /// Measure its box again at the next animation frame (`moving` if it changed).
+    pub stable: bool,
 }
 impl AgentRequest for Locate {
     const OP: AgentOp = AgentOp::Locate;
@@ -164,7 +166,7 @@ pub struct ElementInfo {
     /// Tag name.
     #[serde(default)]
     pub tag: String,
-    /// An input's type attribute.
+    /// An input's effective type (`input.type`: an unknown type attribute is `text`).
     #[serde(rename = "type", default)]
     pub input_type: Option<String>,
     /// Centre, in this document's viewport.
@@ -183,6 +185,15 @@ pub struct ElementInfo {
     /// Takes typed text.
     #[serde(default)]
     pub editable: bool,
+    /// Read-only (`readonly`, `aria-readonly`).
+    #[serde(default)]
+    pub readonly: Option<bool>,
+    /// Its box changed between two animation frames (asked with `stable`).
+    #[serde(default)]
+    pub moving: Option<bool>,
+    /// The visible label acted on for a control that is not drawn itself.
+    #[serde(default)]
+    pub via_label: Option<String>,
     /// Checked state of a checkbox, radio or switch.
     #[serde(default)]
     pub checked: Option<bool>,

@@ -20,20 +20,21 @@ use crate::events::EventLog;
 #[cfg(target_os = "linux")]
 pub mod webkit;
 
-/// The platform key value of a DOM key name (`Enter`, `a`, `F5`, ...), if it exists.
+/// The platform key value of a key (see [`keys`]), if the platform has one.
 #[cfg(target_os = "linux")]
-pub fn keyval(key: &str) -> Option<u32> {
+pub fn keyval(key: &keys::Key) -> Option<u32> {
     webkit::keyval(key)
 }
 
-/// The platform key value of a DOM key name; no engine on this platform.
+/// The platform key value of a key; no engine on this platform.
 #[cfg(not(target_os = "linux"))]
-pub fn keyval(_key: &str) -> Option<u32> {
+pub fn keyval(_key: &keys::Key) -> Option<u32> {
     None
 }
 
 pub mod agent;
 pub mod downloads;
+pub mod keys;
 pub mod main_thread;
 pub mod png;
 pub mod tabs;

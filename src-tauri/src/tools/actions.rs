@@ -7,9 +7,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::page::{self, agent, check_actionable, locate, ElementTarget};
+use super::page::{self, actionable, agent, ElementTarget, Needs};
 use super::{millis, Scope, Tool, ToolContext};
 use crate::engine::agent::{Fill, Focus, Html5Drag, Locate, Probe, ScrollBy, Select, SetValue};
+use crate::engine::keys::{self, Chord, ModifierKey};
 use crate::engine::{EditingCommand, InputEvent, KeyStroke, Modifiers, MouseButton, PageRequest};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -86,6 +87,11 @@ pub(crate) struct ClickInput {
     #[serde(default)]
     #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
+    /// How long to wait for the element to be actionable (visible, stable, enabled, not
+    /// covered) in ms (default 5000, max 120000).
+    #[serde(default)]
+    #[schemars(range(max = 120000))]
+    timeout_ms: Option<u64>,
 }
 
 async fn click(context: ToolContext, input: ClickInput) -> Result<Value> {
@@ -94,8 +100,10 @@ async fn click(context: ToolContext, input: ClickInput) -> Result<Value> {
         return Err(Error::bad_request("click_count must be 1, 2 or 3"));
     }
     let settle = page::settle_budget(input.settle_ms)?;
+    let timeout = actionable_timeout(input.timeout_ms)?;
     let element = target(&input.element_ref, &input.selector);
-    let (x, y, described) = point_or_element(&context, &element, input.x, input.y, true).await?;
+    let needs = Needs { stable: true, enabled: true, editable: false };
+    let (x, y, described) = point_or_element(&context, &element, input.x, input.y, needs, timeout).await?;
     let modifiers = modifiers_of(&input.modifiers);
     let mut events = vec![InputEvent::MouseMove { x, y, modifiers }];
     for _ in 0..count {
@@ -107,13 +115,19 @@ async fn click(context: ToolContext, input: ClickInput) -> Result<Value> {
     page::finish(&context, "click", described, load_mark, event_mark, settle).await
 }
 
+/// How long an action waits for its element (`timeout_ms`, default 5000).
+fn actionable_timeout(timeout_ms: Option<u64>) -> Result<std::time::Duration> {
+    millis(timeout_ms, page::ACTIONABLE_TIMEOUT.as_millis() as u64, 120_000, "timeout_ms")
+}
+
 /// The point to act at: given coordinates, or the centre of an actionable element.
 async fn point_or_element(
     context: &ToolContext,
     element: &ElementTarget,
     x: Option<f64>,
     y: Option<f64>,
-    need_enabled: bool,
+    needs: Needs,
+    timeout: std::time::Duration,
 ) -> Result<(f64, f64, Value)> {
     match (x, y, element.is_given()) {
         (Some(x), Some(y), false) => {
@@ -125,10 +139,7 @@ async fn point_or_element(
             Ok((x, y, json!({ "x": x, "y": y })))
         }
         (None, None, true) => {
-            // Focus settles first (see the engine's Input), then the element is measured.
-            page::input(context, Vec::new()).await?;
-            let located = locate(context, element, true).await?;
-            check_actionable(&located, need_enabled)?;
+            let located = actionable(context, element, needs, timeout).await?;
             Ok((located.x, located.y, located.summary()))
         }
         _ => Err(Error::bad_request("give either a ref, a selector, or both x and y")),
@@ -157,12 +168,19 @@ pub(crate) struct HoverInput {
     #[serde(default)]
     #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
+    /// How long to wait for the element to be actionable (visible, stable, enabled, not
+    /// covered) in ms (default 5000, max 120000).
+    #[serde(default)]
+    #[schemars(range(max = 120000))]
+    timeout_ms: Option<u64>,
 }
 
 async fn hover(context: ToolContext, input: HoverInput) -> Result<Value> {
     let settle = page::settle_budget(input.settle_ms)?;
+    let timeout = actionable_timeout(input.timeout_ms)?;
     let element = target(&input.element_ref, &input.selector);
-    let (x, y, described) = point_or_element(&context, &element, input.x, input.y, false).await?;
+    let needs = Needs { stable: true, ..Needs::default() };
+    let (x, y, described) = point_or_element(&context, &element, input.x, input.y, needs, timeout).await?;
     let event_mark = page::event_mark(&context);
     let load_mark = page::input(&context, vec![InputEvent::MouseMove { x, y, modifiers: Modifiers::default() }]).await?;
     page::finish(&context, "hover", described, load_mark, event_mark, settle).await
@@ -189,16 +207,21 @@ pub(crate) struct FillInput {
     #[serde(default)]
     #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
+    /// How long to wait for the element to be actionable (visible, stable, enabled, not
+    /// covered) in ms (default 5000, max 120000).
+    #[serde(default)]
+    #[schemars(range(max = 120000))]
+    timeout_ms: Option<u64>,
 }
 
-/// Input types that take a value but no typing.
-const SET_VALUE_TYPES: [&str; 8] = ["date", "time", "datetime-local", "month", "week", "color", "range", "file"];
+/// Input types whose value a picker sets: `fill` sets it in the type's own format.
+const PICKER_TYPES: [&str; 7] = ["date", "time", "datetime-local", "month", "week", "color", "range"];
 
 async fn fill(context: ToolContext, input: FillInput) -> Result<Value> {
     let settle = page::settle_budget(input.settle_ms)?;
+    let timeout = actionable_timeout(input.timeout_ms)?;
     let element = target(&input.element_ref, &input.selector);
-    let located = locate(&context, &element, true).await?;
-    check_actionable(&located, true)?;
+    let located = actionable(&context, &element, Needs { enabled: true, editable: true, ..Needs::default() }, timeout).await?;
     let kind = located.info.input_type.clone().unwrap_or_default();
     let event_mark = page::event_mark(&context);
     let load_mark = page::input(&context, Vec::new()).await?;
@@ -207,7 +230,7 @@ async fn fill(context: ToolContext, input: FillInput) -> Result<Value> {
             return Err(Error::new(ErrorCode::Unsupported, "file inputs take files, not text: use set_file_input {files: [paths]}")
                 .with_details(json!({ "use": "set_file_input" })));
         }
-        if !SET_VALUE_TYPES.contains(&kind.as_str()) {
+        if !PICKER_TYPES.contains(&kind.as_str()) {
             return Err(Error::bad_request(format!("{} does not take typed text; use click, select or check", located.describe())));
         }
         let set = agent(&context, &located.frame, &SetValue { target: located.address(), text: input.text }).await?;
@@ -223,14 +246,16 @@ async fn fill(context: ToolContext, input: FillInput) -> Result<Value> {
     Ok(result)
 }
 
-// ---- press -------------------------------------------------------------------------------
+// ---- press, type ----------------------------------------------------------------------------
 
 /// Input of `press`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PressInput {
-    /// A key (`Enter`, `Tab`, `Escape`, `ArrowDown`, `a`, `F5`, ...) or a combination
-    /// written `Control+A`.
+    /// A key or a combination, in Playwright's `keyboard.press` grammar on a US layout: a
+    /// character (`a`, `A`, `+`), a key name (`Enter`, `Tab`, `Escape`, `ArrowDown`, `F5`,
+    /// `KeyA`, `Digit1`, `Backquote`, `Numpad1`, `ShiftRight`, ...), or modifiers joined with
+    /// `+` before it (`Control+A`, `Shift++`).
     #[schemars(length(min = 1))]
     key: String,
     /// Modifier keys held (also writable in `key`). Meta+A/C/V/X/Z run the editing command
@@ -248,93 +273,186 @@ pub(crate) struct PressInput {
     #[serde(default)]
     #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
+    /// How long to wait for the element to be actionable (visible, stable, enabled, not
+    /// covered) in ms (default 5000, max 120000).
+    #[serde(default)]
+    #[schemars(range(max = 120000))]
+    timeout_ms: Option<u64>,
+}
+
+fn modifier_key(modifier: Modifier) -> ModifierKey {
+    match modifier {
+        Modifier::Shift => ModifierKey::Shift,
+        Modifier::Control => ModifierKey::Control,
+        Modifier::Alt => ModifierKey::Alt,
+        Modifier::Meta => ModifierKey::Meta,
+    }
+}
+
+/// Focuses the target, if one is given, once it is actionable; answers its summary.
+async fn focus_target(context: &ToolContext, element: &ElementTarget, timeout: std::time::Duration) -> Result<Value> {
+    if !element.is_given() {
+        return Ok(Value::Null);
+    }
+    let located = actionable(context, element, Needs { enabled: true, ..Needs::default() }, timeout).await?;
+    agent(context, &located.frame, &Focus { target: located.address() }).await?;
+    Ok(located.summary())
 }
 
 async fn press(context: ToolContext, input: PressInput) -> Result<Value> {
     let settle = page::settle_budget(input.settle_ms)?;
-    let mut held = input.modifiers.clone();
-    let mut parts: Vec<&str> = input.key.split('+').collect();
-    // "+" itself, or a combination ending in "+".
-    let key = if input.key.ends_with('+') && input.key.len() > 1 {
-        parts.retain(|part| !part.is_empty());
-        "+".to_string()
-    } else {
-        parts.pop().unwrap_or("").to_string()
-    };
-    for part in parts {
-        let modifier = match part.trim().to_ascii_lowercase().as_str() {
-            "shift" => Modifier::Shift,
-            "control" | "ctrl" => Modifier::Control,
-            "alt" | "option" => Modifier::Alt,
-            "meta" | "cmd" | "command" | "super" => Modifier::Meta,
-            other => return Err(Error::bad_request(format!("unknown modifier {other:?} in {:?}", input.key))),
-        };
-        held.push(modifier);
-    }
-    let modifiers = modifiers_of(&held);
-    let element = target(&input.element_ref, &input.selector);
-    let mut described = Value::Null;
-    if element.is_given() {
-        let located = locate(&context, &element, true).await?;
-        check_actionable(&located, true)?;
-        agent(&context, &located.frame, &Focus { target: located.address() }).await?;
-        described = located.summary();
-    }
+    let timeout = actionable_timeout(input.timeout_ms)?;
+    let held: Vec<ModifierKey> = input.modifiers.iter().copied().map(modifier_key).collect();
+    let chord = keys::parse_chord(&input.key, &held)?;
+    let described = focus_target(&context, &target(&input.element_ref, &input.selector), timeout).await?;
     let event_mark = page::event_mark(&context);
-    let load_mark = if modifiers.meta {
-        let command = match (key.to_ascii_lowercase().as_str(), modifiers.shift) {
+    let load_mark = if chord.modifiers.contains(&ModifierKey::Meta) {
+        let shift = chord.modifiers.contains(&ModifierKey::Shift);
+        let command = match (chord.key.key.to_ascii_lowercase().as_str(), shift) {
             ("a", false) => EditingCommand::SelectAll,
             ("c", false) => EditingCommand::Copy,
             ("v", false) => EditingCommand::Paste,
             ("x", false) => EditingCommand::Cut,
+            ("z", _) if shift => EditingCommand::Redo,
             ("z", false) => EditingCommand::Undo,
-            ("z", true) => EditingCommand::Redo,
             _ => {
                 return Err(Error::new(
                     ErrorCode::Unsupported,
-                    format!("Meta+{key} is not supported; Meta works with A, C, V, X and Z (editing commands)"),
+                    format!("Meta+{} is not supported; Meta works with A, C, V, X and Z (editing commands)", chord.key.key),
                 ))
             }
         };
         context.page(PageRequest::Editing { command }).await?
     } else {
-        let keyval = crate::engine::keyval(&key)
-            .ok_or_else(|| Error::bad_request(format!("unknown key {key:?}; use names like Enter, Tab, ArrowDown, a, F5")))?;
-        let mut events = Vec::new();
-        let modifier_keys = modifier_keyvals(modifiers);
-        let mut down = Modifiers::default();
-        for (keyval, flag) in &modifier_keys {
-            events.push(InputEvent::KeyDown(KeyStroke { keyval: *keyval, modifiers: down }));
-            flag(&mut down);
-        }
-        events.push(InputEvent::KeyDown(KeyStroke { keyval, modifiers }));
-        events.push(InputEvent::KeyUp(KeyStroke { keyval, modifiers }));
-        for (keyval, _) in modifier_keys.iter().rev() {
-            events.push(InputEvent::KeyUp(KeyStroke { keyval: *keyval, modifiers }));
-        }
-        page::input(&context, events).await?
+        page::input(&context, chord_events(&chord)?).await?
     };
     let mut result = page::finish(&context, "press", described, load_mark, event_mark, settle).await?;
     result["key"] = json!(input.key);
     Ok(result)
 }
 
-type SetFlag = fn(&mut Modifiers);
+/// The key events of a chord: each modifier goes down (holding the ones before it), the
+/// key goes down and up, the modifiers come up in reverse order. Each event carries the
+/// modifiers held while it happens, as a page sees them: a modifier's own keydown has its
+/// flag, its keyup does not (the key is no longer held).
+fn chord_events(chord: &Chord) -> Result<Vec<InputEvent>> {
+    let keyval_of = |key: &keys::Key| {
+        crate::engine::keyval(key).ok_or_else(|| Error::bad_request(format!("the key {:?} cannot be typed on this platform", key.key)))
+    };
+    let mut events = Vec::new();
+    let mut held = Modifiers::default();
+    for modifier in &chord.modifiers {
+        set_flag(&mut held, *modifier, true);
+        let key = keys::resolve(modifier_name(*modifier), false).expect("modifier names resolve");
+        events.push(InputEvent::KeyDown(KeyStroke { keyval: keyval_of(&key)?, modifiers: held }));
+    }
+    let keyval = keyval_of(&chord.key)?;
+    let mut own = held;
+    if let Some(modifier) = chord.key.modifier {
+        set_flag(&mut own, modifier, true);
+    }
+    events.push(InputEvent::KeyDown(KeyStroke { keyval, modifiers: own }));
+    events.push(InputEvent::KeyUp(KeyStroke { keyval, modifiers: held }));
+    for modifier in chord.modifiers.iter().rev() {
+        set_flag(&mut held, *modifier, false);
+        let key = keys::resolve(modifier_name(*modifier), false).expect("modifier names resolve");
+        events.push(InputEvent::KeyUp(KeyStroke { keyval: keyval_of(&key)?, modifiers: held }));
+    }
+    Ok(events)
+}
 
-/// The modifier keys to hold, with how each one changes the state.
-fn modifier_keyvals(modifiers: Modifiers) -> Vec<(u32, SetFlag)> {
-    let mut keys: Vec<(u32, SetFlag)> = Vec::new();
-    let named = |name: &str| crate::engine::keyval(name).unwrap_or(0);
-    if modifiers.control {
-        keys.push((named("Control"), |state| state.control = true));
+fn modifier_name(modifier: ModifierKey) -> &'static str {
+    match modifier {
+        ModifierKey::Shift => "Shift",
+        ModifierKey::Control => "Control",
+        ModifierKey::Alt => "Alt",
+        ModifierKey::Meta => "Meta",
     }
-    if modifiers.alt {
-        keys.push((named("Alt"), |state| state.alt = true));
+}
+
+fn set_flag(modifiers: &mut Modifiers, modifier: ModifierKey, on: bool) {
+    match modifier {
+        ModifierKey::Shift => modifiers.shift = on,
+        ModifierKey::Control => modifiers.control = on,
+        ModifierKey::Alt => modifiers.alt = on,
+        ModifierKey::Meta => modifiers.meta = on,
     }
-    if modifiers.shift {
-        keys.push((named("Shift"), |state| state.shift = true));
+}
+
+/// Longest text `type` takes in one call.
+const MAX_TYPED_CHARS: usize = 10_000;
+
+/// Input of `type`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TypeInput {
+    /// The element to type into (focused first): a ref from snapshot. Without ref or
+    /// selector, the focused element gets the keys.
+    #[serde(default, rename = "ref")]
+    element_ref: Option<String>,
+    /// The element: a CSS selector (` >>> ` pierces open shadow roots).
+    #[serde(default)]
+    selector: Option<String>,
+    /// The text, typed one character at a time with key events (`\n` is Enter, `\t` Tab).
+    #[schemars(length(max = 10000))]
+    text: String,
+    /// Pause between two characters in ms (default 0, max 1000).
+    #[serde(default)]
+    #[schemars(range(max = 1000))]
+    delay_ms: Option<u64>,
+    /// Upper bound in ms for waiting for what the typing caused (default 1500).
+    #[serde(default)]
+    #[schemars(range(max = 30000))]
+    settle_ms: Option<u64>,
+    /// How long to wait for the element to be actionable (visible, stable, enabled, not
+    /// covered) in ms (default 5000, max 120000).
+    #[serde(default)]
+    #[schemars(range(max = 120000))]
+    timeout_ms: Option<u64>,
+}
+
+/// Types text key by key, as a person does on a US keyboard: each character is a keydown,
+/// (keypress,) input and keyup, with Shift held for the characters that need it. For pages
+/// that listen to keys rather than to `input`.
+async fn type_text(context: ToolContext, input: TypeInput) -> Result<Value> {
+    let settle = page::settle_budget(input.settle_ms)?;
+    let timeout = actionable_timeout(input.timeout_ms)?;
+    let delay = millis(input.delay_ms, 0, 1000, "delay_ms")?;
+    if input.text.chars().count() > MAX_TYPED_CHARS {
+        return Err(Error::bad_request(format!("text is longer than {MAX_TYPED_CHARS} characters; use fill for long text")));
     }
-    keys
+    let mut strokes = Vec::new();
+    for character in input.text.chars() {
+        let shift = keys::needs_shift(character);
+        let modifiers = if shift { vec![ModifierKey::Shift] } else { Vec::new() };
+        let key = keys::typed(character, shift);
+        if key.key.chars().any(char::is_control) {
+            return Err(Error::bad_request(format!("the character {character:?} cannot be typed")));
+        }
+        strokes.push(chord_events(&Chord { modifiers, key })?);
+    }
+    let element = target(&input.element_ref, &input.selector);
+    let described = focus_target(&context, &element, timeout).await?;
+    let event_mark = page::event_mark(&context);
+    let load_mark = if delay.is_zero() {
+        page::input(&context, strokes.into_iter().flatten().collect()).await?
+    } else {
+        let mut mark = None;
+        for (index, events) in strokes.into_iter().enumerate() {
+            if index > 0 {
+                tokio::time::sleep(delay).await;
+            }
+            let sent = page::input(&context, events).await?;
+            mark.get_or_insert(sent);
+        }
+        match mark {
+            Some(mark) => mark,
+            None => page::input(&context, Vec::new()).await?,
+        }
+    };
+    let mut result = page::finish(&context, "type", described, load_mark, event_mark, settle).await?;
+    result["typed_chars"] = json!(input.text.chars().count());
+    Ok(result)
 }
 
 // ---- select, check, uncheck, focus ------------------------------------------------------
@@ -355,10 +473,28 @@ pub(crate) struct SelectInput {
     /// Or the option label(s) to select.
     #[serde(default)]
     label: Option<OneOrMany>,
+    /// Or the option position(s), from 0.
+    #[serde(default)]
+    index: Option<OneOrManyIndex>,
     /// Upper bound in ms for waiting for what the change caused (default 1500).
     #[serde(default)]
     #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
+    /// How long to wait for the element to be actionable (visible, stable, enabled, not
+    /// covered) in ms (default 5000, max 120000).
+    #[serde(default)]
+    #[schemars(range(max = 120000))]
+    timeout_ms: Option<u64>,
+}
+
+/// One option position or a list of them.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum OneOrManyIndex {
+    /// One.
+    One(u32),
+    /// Several (multiple selects).
+    Many(Vec<u32>),
 }
 
 /// One string or a list of strings.
@@ -382,13 +518,16 @@ impl OneOrMany {
 
 async fn select(context: ToolContext, input: SelectInput) -> Result<Value> {
     let settle = page::settle_budget(input.settle_ms)?;
-    let (values, by) = match (input.value, input.label) {
-        (Some(value), None) => (value.into_vec(), "value"),
-        (None, Some(label)) => (label.into_vec(), "label"),
-        _ => return Err(Error::bad_request("give either value or label")),
+    let timeout = actionable_timeout(input.timeout_ms)?;
+    let (values, by) = match (input.value, input.label, input.index) {
+        (Some(value), None, None) => (value.into_vec(), "value"),
+        (None, Some(label), None) => (label.into_vec(), "label"),
+        (None, None, Some(OneOrManyIndex::One(index))) => (vec![index.to_string()], "index"),
+        (None, None, Some(OneOrManyIndex::Many(indexes))) => (indexes.iter().map(u32::to_string).collect(), "index"),
+        _ => return Err(Error::bad_request("give one of value, label or index")),
     };
-    let located = locate(&context, &target(&input.element_ref, &input.selector), true).await?;
-    check_actionable(&located, true)?;
+    let located =
+        actionable(&context, &target(&input.element_ref, &input.selector), Needs { enabled: true, ..Needs::default() }, timeout).await?;
     let event_mark = page::event_mark(&context);
     let load_mark = page::input(&context, Vec::new()).await?;
     let selected = agent(&context, &located.frame, &Select { target: located.address(), values, by }).await?;
@@ -411,20 +550,27 @@ pub(crate) struct CheckInput {
     #[serde(default)]
     #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
+    /// How long to wait for the element to be actionable (visible, stable, enabled, not
+    /// covered) in ms (default 5000, max 120000).
+    #[serde(default)]
+    #[schemars(range(max = 120000))]
+    timeout_ms: Option<u64>,
 }
 
 async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> Result<Value> {
     let name = if wanted { "check" } else { "uncheck" };
     let settle = page::settle_budget(input.settle_ms)?;
+    let timeout = actionable_timeout(input.timeout_ms)?;
     page::input(&context, Vec::new()).await?;
-    let located = locate(&context, &target(&input.element_ref, &input.selector), true).await?;
+    let element = target(&input.element_ref, &input.selector);
+    let located = page::locate(&context, &element, true).await?;
     let Some(checked) = located.info.checked else {
         return Err(Error::bad_request(format!("{name} works on checkboxes, radios and switches")));
     };
     if checked == wanted {
         return Ok(json!({ "action": name, "ok": true, "target": located.summary(), "changed": false, "checked": checked }));
     }
-    check_actionable(&located, true)?;
+    let located = actionable(&context, &element, Needs { stable: true, enabled: true, editable: false }, timeout).await?;
     let (x, y) = (located.x, located.y);
     let modifiers = Modifiers::default();
     let events = vec![
@@ -435,7 +581,7 @@ async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> R
     let event_mark = page::event_mark(&context);
     let load_mark = page::input(&context, events).await?;
     let mut result = page::finish(&context, name, located.summary(), load_mark, event_mark, settle).await?;
-    let after = agent(&context, &located.frame, &Locate { target: located.address(), scroll: false }).await?;
+    let after = agent(&context, &located.frame, &Locate { target: located.address(), scroll: false, stable: false }).await?;
     let now = after.checked.unwrap_or(checked);
     if now != wanted {
         return Err(Error::new(ErrorCode::ScriptError, format!("the click did not {name} the element (the page kept it as it was)")));
@@ -458,13 +604,13 @@ pub(crate) struct ElementInput {
 }
 
 async fn focus(context: ToolContext, input: ElementInput) -> Result<Value> {
-    let located = locate(&context, &target(&input.element_ref, &input.selector), true).await?;
+    let located = page::locate(&context, &target(&input.element_ref, &input.selector), true).await?;
     let focused = agent(&context, &located.frame, &Focus { target: located.address() }).await?;
     Ok(json!({ "action": "focus", "ok": true, "target": located.summary(), "focused": focused.focused }))
 }
 
 async fn scroll_into_view(context: ToolContext, input: ElementInput) -> Result<Value> {
-    let located = locate(&context, &target(&input.element_ref, &input.selector), true).await?;
+    let located = page::locate(&context, &target(&input.element_ref, &input.selector), true).await?;
     let (width, height) = (located.info.w, located.info.h);
     Ok(json!({ "action": "scroll_into_view", "ok": true, "target": located.summary(),
         "box": { "x": located.x - width / 2.0, "y": located.y - height / 2.0, "w": width, "h": height },
@@ -520,14 +666,22 @@ pub(crate) struct DragInput {
     #[serde(default)]
     #[schemars(range(max = 30000))]
     settle_ms: Option<u64>,
+    /// How long to wait for the elements to be actionable (visible, stable, enabled, not
+    /// covered) in ms (default 5000, max 120000).
+    #[serde(default)]
+    #[schemars(range(max = 120000))]
+    timeout_ms: Option<u64>,
 }
 
 async fn drag(context: ToolContext, input: DragInput) -> Result<Value> {
     let settle = page::settle_budget(input.settle_ms)?;
+    let timeout = actionable_timeout(input.timeout_ms)?;
     let from_target = target(&input.from.element_ref, &input.from.selector);
-    let (from_x, from_y, from) = point_or_element(&context, &from_target, input.from.x, input.from.y, true).await?;
+    let needs = Needs { stable: true, enabled: true, editable: false };
+    let (from_x, from_y, from) = point_or_element(&context, &from_target, input.from.x, input.from.y, needs, timeout).await?;
     let to_target = target(&input.to.element_ref, &input.to.selector);
-    let (to_x, to_y, to) = point_or_element(&context, &to_target, input.to.x, input.to.y, false).await?;
+    let needs = Needs { stable: true, ..Needs::default() };
+    let (to_x, to_y, to) = point_or_element(&context, &to_target, input.to.x, input.to.y, needs, timeout).await?;
     let event_mark = page::event_mark(&context);
     const STEPS: u32 = 8;
     // A draggable element (draggable="true", links, images) is an HTML5 drag: played in
@@ -658,13 +812,15 @@ pub(super) fn tools() -> Vec<Tool> {
     vec![
         Tool::new("click", "Click an element (ref or selector) or a point with trusted mouse events, after scrolling it into view and checking it is visible, enabled and not covered. Reports navigation, dialogs and blocked popups it caused.",
             |context, input: ClickInput| act(context, "click", move |context| click(context, input))),
-        Tool::new("fill", "Type text into an input, textarea or editable element (replacing its content unless clear=false), with trusted input events.",
+        Tool::new("fill", "Type text into an input (any text-like type), textarea or editable element (replacing its content unless clear=false), with trusted input events; on date, time, datetime-local, month, week, color and range inputs, set the value in the type's format (YYYY-MM-DD, HH:MM, ...) as a picker would.",
             |context, input: FillInput| act(context, "fill", move |context| fill(context, input))),
         Tool::new("press", "Press a key or combination (Enter, Tab, Escape, ArrowDown, Control+A, ...) on the focused element, or on the given element after focusing it.",
             |context, input: PressInput| act(context, "press", move |context| press(context, input))),
+        Tool::new("type", "Type text into the given element (focused first) or the focused one, one character at a time with real key events (keydown, keypress, input, keyup; Shift for capitals and symbols), optionally delay_ms apart. For pages that react to keys; fill is faster for plain fields.",
+            |context, input: TypeInput| act(context, "type", move |context| type_text(context, input))),
         Tool::new("hover", "Move the mouse over an element (ref or selector) or a point.",
             |context, input: HoverInput| act(context, "hover", move |context| hover(context, input))),
-        Tool::new("select", "Choose option(s) of a <select> by value or label.",
+        Tool::new("select", "Choose option(s) of a <select> by value, label or index (from 0).",
             |context, input: SelectInput| act(context, "select", move |context| select(context, input))),
         Tool::new("check", "Check a checkbox, radio or switch (a click, only if it is not checked yet).",
             |context, input: CheckInput| act(context, "check", move |context| set_checked(context, input, true))),

@@ -165,7 +165,7 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
             .await?;
         }
         None => {
-            let enter = crate::engine::keyval("Enter").unwrap_or(0);
+            let enter = crate::engine::keys::resolve("Enter", false).and_then(|key| crate::engine::keyval(&key)).unwrap_or(0);
             let stroke = crate::engine::KeyStroke { keyval: enter, modifiers: Modifiers::default() };
             page::input(context, vec![InputEvent::KeyDown(stroke), InputEvent::KeyUp(stroke)]).await?;
         }

@@ -94,6 +94,11 @@ impl Located {
 /// Finds the target (scrolling it, and the frames holding it, into view) and returns its
 /// centre in top-page coordinates.
 pub(crate) async fn locate(context: &ToolContext, target: &ElementTarget, scroll: bool) -> Result<Located> {
+    locate_as(context, target, scroll, false).await
+}
+
+/// [`locate`], optionally measuring the element over an animation frame (`info.moving`).
+async fn locate_as(context: &ToolContext, target: &ElementTarget, scroll: bool, stable: bool) -> Result<Located> {
     let (frame, address) = match (&target.element_ref, &target.selector) {
         (Some(element_ref), _) => {
             let number = parse_ref(element_ref)?;
@@ -109,7 +114,7 @@ pub(crate) async fn locate(context: &ToolContext, target: &ElementTarget, scroll
         let content = agent(context, &frame[..depth], &FrameBox { frame: frame[depth], scroll }).await?;
         offsets.push((content.x, content.y));
     }
-    let mut info = agent(context, &frame, &Locate { target: address, scroll }).await?;
+    let mut info = agent(context, &frame, &Locate { target: address, scroll, stable }).await?;
     let (mut x, mut y) = (info.x, info.y);
     // Up the frame tree: the point, in each parent's viewport, must reach the frame itself,
     // not something drawn over it there.
@@ -124,29 +129,86 @@ pub(crate) async fn locate(context: &ToolContext, target: &ElementTarget, scroll
     Ok(Located { frame, info, x, y })
 }
 
+/// What an action needs of its element before it acts (the actionability rules of
+/// docs/API.md, checked in this order).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Needs {
+    /// The same box over two animation frames (clicks, hovers, drags).
+    pub(crate) stable: bool,
+    /// Not disabled.
+    pub(crate) enabled: bool,
+    /// Not read-only (fill, type).
+    pub(crate) editable: bool,
+}
+
+/// How long actions wait for their element to become actionable, unless told.
+pub(crate) const ACTIONABLE_TIMEOUT: Duration = Duration::from_millis(5000);
+
+/// Finds the element and waits, up to `timeout`, until it is actionable: visible, stable,
+/// enabled, editable (as `needs` says), reached by a click at its centre, in the viewport.
+/// A ref that went stale or a selector that matches nothing fails at once; anything else
+/// is retried (after 0, 20, 100, 100, then every 500 ms), and the last refusal is the error.
+pub(crate) async fn actionable(context: &ToolContext, target: &ElementTarget, needs: Needs, timeout: Duration) -> Result<Located> {
+    let begun = Instant::now();
+    let mut pauses = [0u64, 20, 100, 100].into_iter();
+    loop {
+        // Focus settles first (see the engine's Input), then the element is measured.
+        let _: u64 = context.page(PageRequest::Input { events: Vec::new() }).await?;
+        let located = locate_as(context, target, true, needs.stable).await?;
+        let refusal = match refusal(&located, needs) {
+            None => return Ok(located),
+            Some(refusal) => refusal,
+        };
+        if begun.elapsed() >= timeout {
+            return Err(refusal);
+        }
+        let pause = Duration::from_millis(pauses.next().unwrap_or(500));
+        tokio::time::sleep(pause.min(timeout.saturating_sub(begun.elapsed()))).await;
+    }
+}
+
 /// Refuses an element a person could not act on: hidden, disabled, or under another element.
 pub(crate) fn check_actionable(located: &Located, need_enabled: bool) -> Result<()> {
+    match refusal(located, Needs { enabled: need_enabled, ..Needs::default() }) {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// Why the element is not actionable now, if it is not.
+fn refusal(located: &Located, needs: Needs) -> Option<Error> {
     let info = &located.info;
     let target = json!({ "target": located.summary() });
     if !info.visible {
-        return Err(Error::new(ErrorCode::NotVisible, format!("the element {} is not visible", located.describe())).with_details(target));
+        let error = Error::new(ErrorCode::NotVisible, format!("the element {} is not visible", located.describe()));
+        return Some(error.with_details(target));
     }
-    if need_enabled && info.disabled {
-        return Err(Error::new(ErrorCode::Disabled, format!("the element {} is disabled", located.describe())).with_details(target));
+    if needs.stable && info.moving == Some(true) {
+        let error = Error::new(
+            ErrorCode::Timeout,
+            format!("the element {} never stopped moving (its box changed between animation frames)", located.describe()),
+        );
+        return Some(error.with_details(json!({ "target": located.summary(), "reason": "not_stable" })));
+    }
+    if needs.enabled && info.disabled {
+        return Some(Error::new(ErrorCode::Disabled, format!("the element {} is disabled", located.describe())).with_details(target));
+    }
+    if needs.editable && info.readonly == Some(true) {
+        let error = Error::new(ErrorCode::Disabled, format!("the element {} is read-only", located.describe()));
+        return Some(error.with_details(json!({ "target": located.summary(), "reason": "readonly" })));
     }
     if let Some(cover) = &info.covered_by {
-        return Err(Error::new(
-            ErrorCode::Covered,
-            format!("the element {} is covered by {cover}; a click would land there", located.describe()),
-        )
-        .with_details(json!({ "target": located.summary(), "covered_by": cover })));
-    }
-    if !info.in_viewport {
-        return Err(
-            Error::new(ErrorCode::NotVisible, format!("the element {} is outside the viewport", located.describe())).with_details(target)
+        return Some(
+            Error::new(ErrorCode::Covered, format!("the element {} is covered by {cover}; a click would land there", located.describe()))
+                .with_details(json!({ "target": located.summary(), "covered_by": cover })),
         );
     }
-    Ok(())
+    if !info.in_viewport {
+        return Some(
+            Error::new(ErrorCode::NotVisible, format!("the element {} is outside the viewport", located.describe())).with_details(target),
+        );
+    }
+    None
 }
 
 /// Adds a screenshot of the moment to a failed action's error (`details.screenshot_path`).

@@ -75,6 +75,10 @@ pub(super) fn tool() -> Tool {
 /// frame-relative boxes turned into top-page coordinates.
 async fn capture(context: &ToolContext, max_chars: usize, max_items: usize) -> Result<Value> {
     let mut page = agent(context, &[], &Snapshot { max_chars, max_items }).await?;
+    let mut totals = Totals::default();
+    totals.add(&page["totals"]);
+    // Frames share what is left of the text budget (each at most 2000 characters).
+    let mut text_budget = max_chars.saturating_sub(page["text"].as_str().map_or(0, |text| text.chars().count()));
     let mut frame_of = HashMap::new();
     for node in page["nodes"].as_array().into_iter().flatten() {
         if let Some(number) = node["ref"].as_u64() {
@@ -100,9 +104,11 @@ async fn capture(context: &ToolContext, max_chars: usize, max_items: usize) -> R
             continue;
         }
         entered += 1;
-        let child_request = Snapshot { max_chars: max_chars.min(2000), max_items };
+        let child_request = Snapshot { max_chars: text_budget.min(2000), max_items };
         match agent(context, &path, &child_request).await {
             Ok(child) => {
+                totals.add(&child["totals"]);
+                text_budget = text_budget.saturating_sub(child["text"].as_str().map_or(0, |text| text.chars().count()));
                 description["url"] = child["url"].clone();
                 description["title"] = child["title"].clone();
                 description["text"] = child["text"].clone();
@@ -132,12 +138,22 @@ async fn capture(context: &ToolContext, max_chars: usize, max_items: usize) -> R
         frames_out.push(description);
     }
     page["frames"] = json!(frames_out);
-    // One limit for all frames together.
-    if let Some(nodes) = page["nodes"].as_array_mut() {
-        if nodes.len() > max_items {
-            nodes.truncate(max_items);
-            page["items_truncated"] = json!(true);
+    // One limit for every list, all frames together; `omitted` names each list that was cut
+    // with the number of entries it had.
+    let mut omitted = serde_json::Map::new();
+    for key in LISTS {
+        let shown = page[key].as_array().map_or(0, Vec::len);
+        if let Some(list) = page[key].as_array_mut() {
+            list.truncate(max_items);
         }
+        let total = totals.of(key).max(shown);
+        if total > page[key].as_array().map_or(0, Vec::len) {
+            omitted.insert(key.to_string(), json!(total));
+        }
+    }
+    page["items_truncated"] = json!(!omitted.is_empty());
+    if !omitted.is_empty() {
+        page["omitted"] = Value::Object(omitted);
     }
     // Refs as the API spells them.
     for node in page["nodes"].as_array_mut().into_iter().flatten() {
@@ -156,9 +172,29 @@ async fn capture(context: &ToolContext, max_chars: usize, max_items: usize) -> R
     }
     if let Some(object) = page.as_object_mut() {
         object.remove("next_ref");
+        object.remove("totals");
     }
     context.tab()?.refs.lock().expect("ref table poisoned").frame_of = frame_of;
     Ok(page)
+}
+
+/// The top-level lists of a snapshot, each capped at `max_items`.
+const LISTS: [&str; 8] = ["nodes", "headings", "landmarks", "forms", "tables", "frames", "dialogs", "live"];
+
+/// Entries each list had, over every frame (the agent counts what it did not keep).
+#[derive(Default)]
+struct Totals(HashMap<String, usize>);
+
+impl Totals {
+    fn add(&mut self, totals: &Value) {
+        for (key, count) in totals.as_object().into_iter().flatten() {
+            *self.0.entry(key.clone()).or_default() += count.as_u64().unwrap_or(0) as usize;
+        }
+    }
+
+    fn of(&self, key: &str) -> usize {
+        self.0.get(key).copied().unwrap_or(0)
+    }
 }
 
 fn push(list: &mut Value, item: Value) {
@@ -208,7 +244,7 @@ fn present(context: &ToolContext, mut page: Value, format: SnapshotFormat, chang
             "format": "text",
             "url": page["url"], "title": page["title"],
             "interactive_count": interactive_count,
-            "items_truncated": page["items_truncated"], "text_truncated": page["text_truncated"],
+            "items_truncated": page["items_truncated"], "omitted": page.get("omitted").cloned().unwrap_or(json!({})), "text_truncated": page["text_truncated"],
             "text": render_page(&page, &lines),
         }),
     })
@@ -365,7 +401,20 @@ fn render_page(page: &Value, lines: &[(u64, String)]) -> String {
     for live in list("live") {
         let _ = writeln!(out, "{}: {:?}", live["role"].as_str().unwrap_or("live"), live["text"].as_str().unwrap_or(""));
     }
-    let truncated = if page["items_truncated"] == Value::Bool(true) { ", more not shown (raise max_items)" } else { "" };
+    let cut: Vec<String> = page["omitted"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(key, _)| key.as_str() != "nodes")
+        .map(|(key, total)| format!("{key} (of {total})"))
+        .collect();
+    if !cut.is_empty() {
+        let _ = writeln!(out, "lists cut at max_items: {}", cut.join(", "));
+    }
+    let truncated = match page["omitted"]["nodes"].as_u64() {
+        Some(total) => format!(" of {total}; raise max_items to see more"),
+        None => String::new(),
+    };
     let _ = writeln!(out, "interactive ({}{truncated}):", lines.len());
     for (_, line) in lines {
         out.push_str(line);

@@ -13,8 +13,12 @@
   'use strict';
   if (globalThis.__malo) return;
   const SECRET = '__MALO_SECRET__';
+  // Caps of single strings and nested lists in snapshots (docs/API.md lists them).
   const NAME_CHARS = 80;
   const VALUE_CHARS = 200;
+  const CELL_CHARS = 40;
+  const MAX_OPTIONS = 50;
+  const MAX_COLUMNS = 20;
 
   // ---- refs: element <-> number, stable while the element lives ------------------------
   const elementByRef = new Map();   // number -> WeakRef<Element>
@@ -100,7 +104,12 @@
   }
 
   // ---- roles, names, states ----------------------------------------------------------------
-  const TEXT_INPUTS = new Set(['', 'text', 'email', 'search', 'url', 'tel', 'password', 'number', 'date', 'datetime-local', 'month', 'week', 'time']);
+  // Input types that take typed text; any type HTML does not know is text (input.type says
+  // "text" then), so the effective type decides, never the attribute.
+  const TEXT_INPUTS = new Set(['text', 'email', 'search', 'url', 'tel', 'password', 'number']);
+  // Input types whose value a picker sets (fill sets it, checked for its format).
+  const PICKER_INPUTS = new Set(['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range']);
+  function inputType(element) { return element.localName === 'input' ? String(element.type || 'text').toLowerCase() : undefined; }
   function roleOf(element) {
     const explicit = element.getAttribute('role');
     if (explicit) return explicit.split(/\s+/)[0];
@@ -124,7 +133,7 @@
       case 'iframe': return 'iframe';
       case 'img': return 'img';
       case 'input': {
-        const type = (element.getAttribute('type') || '').toLowerCase();
+        const type = inputType(element);
         if (type === 'hidden') return null;
         if (type === 'checkbox') return 'checkbox';
         if (type === 'radio') return 'radio';
@@ -171,7 +180,7 @@
     }
     const tag = element.localName;
     if (tag === 'input') {
-      const type = (element.getAttribute('type') || '').toLowerCase();
+      const type = inputType(element);
       if (['submit', 'button', 'reset'].includes(type)) return clean(element.value || type, NAME_CHARS);
       if (type === 'image') return clean(element.alt || 'image', NAME_CHARS);
     }
@@ -202,12 +211,15 @@
     const fieldset = element.closest && element.closest('fieldset[disabled]');
     return !!(fieldset && !fieldset.querySelector('legend')?.contains(element));
   }
+  // Visible as Playwright defines it: a non-empty box and not `visibility: hidden` (nor in
+  // a `display: none` or `content-visibility: hidden` subtree). `opacity: 0` is visible: the
+  // styled checkboxes of UI kits are transparent inputs laid over their drawing.
   function isVisible(element) {
     if (typeof element.checkVisibility === 'function') {
-      if (!element.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
+      if (!element.checkVisibility({ checkVisibilityCSS: true })) return false;
     } else {
       const style = getComputedStyle(element);
-      if (style.visibility === 'hidden' || style.display === 'none' || style.opacity === '0') return false;
+      if (style.visibility !== 'visible' || style.display === 'none') return false;
     }
     const rect = element.getBoundingClientRect();
     return rect.width > 0 && rect.height > 0;
@@ -296,7 +308,7 @@
   function nodeInfo(element, role) {
     const info = { ref: refFor(element), role: role || element.localName, name: nameOf(element, role) };
     const tag = element.localName;
-    if (tag === 'input') info.type = (element.getAttribute('type') || 'text').toLowerCase();
+    if (tag === 'input') info.type = inputType(element);
     const value = valueOf(element);
     if (value !== undefined && !['link', 'button', 'checkbox', 'radio', 'switch'].includes(role)) info.value = value;
     if (isSensitive(element)) info.sensitive = true;
@@ -309,8 +321,8 @@
     if (role === 'link') info.href = element.getAttribute('href');
     if (element.getAttribute('placeholder') && info.name !== clean(element.getAttribute('placeholder'), NAME_CHARS)) info.placeholder = clean(element.getAttribute('placeholder'), NAME_CHARS);
     if (tag === 'select') {
-      info.options = Array.from(element.options).slice(0, 50).map((option) => ({ value: option.value, label: clean(option.label || option.text, 60), selected: option.selected || undefined }));
-      if (element.options.length > 50) info.options_truncated = true;
+      info.options = Array.from(element.options).slice(0, MAX_OPTIONS).map((option) => ({ value: option.value, label: clean(option.label || option.text, 60), selected: option.selected || undefined }));
+      if (element.options.length > MAX_OPTIONS) info.options_truncated = true;
     }
     if (document.activeElement === element) info.focused = true;
     info.selector = selectorFor(element);
@@ -330,7 +342,13 @@
         document_width: document.documentElement ? document.documentElement.scrollWidth : 0,
         document_height: document.documentElement ? document.documentElement.scrollHeight : 0 },
       nodes: [], headings: [], landmarks: [], forms: [], tables: [], frames: [], dialogs: [], live: [],
-      element_count: 0, items_truncated: false,
+      element_count: 0, items_truncated: false, totals: {},
+    };
+    // Every list holds at most max_items entries; `totals` counts what each list had, so
+    // that the answer can say which lists were cut and from how many.
+    const add = (list, item) => {
+      result.totals[list] = (result.totals[list] || 0) + 1;
+      if (result[list].length < maxItems) result[list].push(item);
     };
     const forms = new Map();
     for (const element of walk(document)) {
@@ -341,42 +359,43 @@
       if (tag === 'iframe' || tag === 'frame') {
         if (!isVisible(element)) continue;
         const content = frameContentBox(element);
-        result.frames.push({ frame: frameIdFor(element), name: nameOf(element, 'iframe'), src: element.getAttribute('src') || '',
+        add('frames', { frame: frameIdFor(element), name: nameOf(element, 'iframe'), src: element.getAttribute('src') || '',
           x: Math.round(content.x), y: Math.round(content.y), w: Math.round(content.w), h: Math.round(content.h) });
         continue;
       }
       if (role === 'heading') {
         if (isVisible(element)) {
           const level = Number(element.getAttribute('aria-level')) || Number(tag.slice(1)) || 2;
-          result.headings.push({ level, text: clean(element.innerText, NAME_CHARS) });
+          add('headings', { level, text: clean(element.innerText, NAME_CHARS) });
         }
         continue;
       }
       if (['banner', 'navigation', 'main', 'contentinfo', 'complementary', 'search', 'region'].includes(role)) {
         if (role !== 'region' || element.hasAttribute('aria-label') || element.hasAttribute('aria-labelledby')) {
-          result.landmarks.push({ role, name: nameOf(element, role) || undefined });
+          add('landmarks', { role, name: nameOf(element, role) || undefined });
         }
       }
       if (role === 'dialog' || role === 'alertdialog') {
         const open = tag === 'dialog' ? element.open : isVisible(element);
-        if (open) result.dialogs.push({ role, name: nameOf(element, role) || undefined, modal: tag === 'dialog' ? element.matches(':modal') : element.getAttribute('aria-modal') === 'true' });
+        if (open) add('dialogs', { role, name: nameOf(element, role) || undefined, modal: tag === 'dialog' ? element.matches(':modal') : element.getAttribute('aria-modal') === 'true' });
       }
       if (role === 'alert' || role === 'status' || role === 'log' || (element.hasAttribute('aria-live') && element.getAttribute('aria-live') !== 'off')) {
-        const text = clean(element.innerText, 200);
-        if (text) result.live.push({ role: role || 'live', text });
+        const text = clean(element.innerText, VALUE_CHARS);
+        if (text) add('live', { role: role || 'live', text });
       }
       if (tag === 'table' && isVisible(element)) {
         const rows = element.rows ? element.rows.length : 0;
         const head = element.tHead && element.tHead.rows[0] ? element.tHead.rows[0] : (element.rows && element.rows[0]);
-        const headers = head ? Array.from(head.cells).map((cell) => clean(cell.innerText, 40)) : [];
+        const cells = (row) => Array.from(row.cells).slice(0, MAX_COLUMNS).map((cell) => clean(cell.innerText, CELL_CHARS));
+        const headers = head ? cells(head) : [];
         const columns = head ? head.cells.length : 0;
         const firstBody = element.tBodies && element.tBodies[0] && element.tBodies[0].rows[0];
-        result.tables.push({ caption: element.caption ? clean(element.caption.innerText, NAME_CHARS) : (element.getAttribute('aria-label') || undefined),
-          rows, columns, headers, first_row: firstBody ? Array.from(firstBody.cells).map((cell) => clean(cell.innerText, 40)) : undefined });
+        const caption = element.caption ? element.caption.innerText : element.getAttribute('aria-label');
+        add('tables', { caption: caption ? clean(caption, NAME_CHARS) : undefined, rows, columns, headers, first_row: firstBody ? cells(firstBody) : undefined });
       }
       if (!isInteractive(element, role)) continue;
       if (!isVisible(element)) continue;
-      if (result.nodes.length >= maxItems) { result.items_truncated = true; continue; }
+      if (result.nodes.length >= maxItems) { add('nodes', null); continue; }
       const info = nodeInfo(element, role);
       if (element.form) {
         const form = element.form;
@@ -387,9 +406,9 @@
         forms.get(form).fields.push(info.ref);
         info.form = Array.from(forms.keys()).indexOf(form);
       }
-      result.nodes.push(info);
+      add('nodes', info);
     }
-    result.forms = Array.from(forms.values());
+    for (const form of forms.values()) add('forms', form);
     const text = (document.body ? document.body.innerText : '').replace(/[ \t\u00a0]+/g, ' ').replace(/\s*\n\s*/g, '\n').trim();
     result.text = text.slice(0, maxChars);
     result.text_length = text.length;
@@ -419,29 +438,63 @@
     if (!fully) element.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
   }
   // Scrolls the element into view and reports where its centre is and whether a click there
-  // would reach it.
+  // would reach it. A control that is not drawn itself (a hidden checkbox behind a styled
+  // label) is acted on through its visible label, as a person would click it. With
+  // `stable`, the box is measured again at the next animation frame: `moving` if it changed.
   function locate(args) {
     const element = target(args);
     if (args.scroll !== false) scrollIntoViewIfNeeded(element);
-    const role = roleOf(element);
-    const rect = box(element);
-    const visible = isVisible(element);
-    const x = rect.x + rect.w / 2;
-    const y = rect.y + rect.h / 2;
-    let covered_by = null;
-    if (visible && x >= 0 && y >= 0 && x < innerWidth && y < innerHeight) {
-      const hit = deepElementFromPoint(x, y);
-      if (hit && !contains(element, hit) && !(element.labels && Array.from(element.labels).some((label) => contains(label, hit)))) covered_by = describe(hit);
+    let actOn = element;
+    let via_label;
+    if (!isVisible(element) && element.labels) {
+      const label = Array.from(element.labels).find(isVisible);
+      if (label) {
+        actOn = label;
+        via_label = describe(label);
+        if (args.scroll !== false) scrollIntoViewIfNeeded(label);
+      }
     }
-    const editable = element.isContentEditable || (['input', 'textarea'].includes(element.localName) && !element.readOnly && TEXT_INPUTS.has((element.getAttribute('type') || '').toLowerCase()))
-      || (element.localName === 'textarea' && !element.readOnly);
-    return { ref: refFor(element), role: role || element.localName, name: nameOf(element, role), tag: element.localName,
-      type: element.localName === 'input' ? (element.getAttribute('type') || 'text').toLowerCase() : undefined,
-      x, y, w: rect.w, h: rect.h, visible, disabled: isDisabled(element), editable,
-      checked: 'checked' in element && ['checkbox', 'radio', 'switch'].includes(role || '') ? element.checked : (element.hasAttribute('aria-checked') ? element.getAttribute('aria-checked') === 'true' : undefined),
-      value: valueOf(element), covered_by,
-      in_viewport: x >= 0 && y >= 0 && x < innerWidth && y < innerHeight, sensitive: isSensitive(element) || undefined,
-      next_ref: nextRef };
+    const role = roleOf(element);
+    const type = inputType(element);
+    const measure = () => {
+      const rect = actOn.getBoundingClientRect();
+      return { left: rect.left, top: rect.top, width: rect.width, height: rect.height };
+    };
+    const describeAt = (rect) => {
+      const x = rect.left + rect.width / 2;
+      const y = rect.top + rect.height / 2;
+      const visible = isVisible(actOn);
+      let covered_by = null;
+      if (visible && x >= 0 && y >= 0 && x < innerWidth && y < innerHeight) {
+        const hit = deepElementFromPoint(x, y);
+        const reaches = hit && (contains(actOn, hit) || contains(element, hit) || (element.labels && Array.from(element.labels).some((label) => contains(label, hit))));
+        if (hit && !reaches) covered_by = describe(hit);
+      }
+      const editable = element.isContentEditable || (element.localName === 'input' && !element.readOnly && TEXT_INPUTS.has(type))
+        || (element.localName === 'textarea' && !element.readOnly);
+      return { ref: refFor(element), role: role || element.localName, name: nameOf(element, role), tag: element.localName, type,
+        x, y, w: Math.round(rect.width), h: Math.round(rect.height), visible, disabled: isDisabled(element), editable,
+        readonly: (element.readOnly === true) || element.getAttribute('aria-readonly') === 'true' || undefined,
+        checked: 'checked' in element && ['checkbox', 'radio', 'switch'].includes(role || '') ? element.checked : (element.hasAttribute('aria-checked') ? element.getAttribute('aria-checked') === 'true' : undefined),
+        value: valueOf(element), covered_by, via_label,
+        in_viewport: x >= 0 && y >= 0 && x < innerWidth && y < innerHeight, sensitive: isSensitive(element) || undefined,
+        next_ref: nextRef };
+    };
+    const first = measure();
+    if (!args.stable) return describeAt(first);
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (moving) => {
+        if (done) return;
+        done = true;
+        const second = measure();
+        const moved = moving && (second.left !== first.left || second.top !== first.top || second.width !== first.width || second.height !== first.height);
+        resolve(Object.assign(describeAt(second), { moving: moved || undefined }));
+      };
+      requestAnimationFrame(() => finish(true));
+      // A document that paints no frames (hidden, throttled) cannot move either.
+      setTimeout(() => finish(false), 100);
+    });
   }
   function frameBox(args) {
     const iframe = frameFor(args.frame);
@@ -491,13 +544,37 @@
     const inserted = args.text === '' ? document.execCommand('delete', false) : document.execCommand('insertText', false, args.text);
     return { inserted, value: valueOf(element), focused: document.activeElement === element };
   }
+  // The formats a picker produces, per input type (HTML's value syntax).
+  const PICKER_FORMATS = {
+    date: [/^\d{4,}-\d{2}-\d{2}$/, 'YYYY-MM-DD'],
+    time: [/^\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/, 'HH:MM or HH:MM:SS'],
+    'datetime-local': [/^\d{4,}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/, 'YYYY-MM-DDTHH:MM'],
+    month: [/^\d{4,}-\d{2}$/, 'YYYY-MM'],
+    week: [/^\d{4,}-W\d{2}$/, 'YYYY-Www'],
+    color: [/^#[0-9a-fA-F]{6}$/, '#rrggbb'],
+    range: [/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/, 'a number'],
+  };
+  // Inputs that take no typed text (date and time pickers, colour, range): the value is set
+  // as a person's picker sets it, then announced with input and change. A value the input
+  // refuses (wrong format, no such date) is an error, never a silent empty field.
   function setValue(args) {
-    // Inputs that take no typed text (date pickers, colour, range): set and announce.
     const element = target(args);
-    const prototype = Object.getPrototypeOf(element);
-    const setter = Object.getOwnPropertyDescriptor(prototype, 'value');
-    if (setter && setter.set) setter.set.call(element, args.text); else element.value = args.text;
-    element.dispatchEvent(new Event('input', { bubbles: true }));
+    const type = inputType(element);
+    const format = PICKER_FORMATS[type];
+    if (!format) throw new AgentError('E_BAD_REQUEST', describe(element) + ' does not take a picked value');
+    const text = type === 'color' ? args.text.toLowerCase() : args.text;
+    if (!format[0].test(text)) {
+      throw new AgentError('E_BAD_REQUEST', JSON.stringify(args.text) + ' is not a valid ' + type + ' value (expected ' + format[1] + ')', { type, expected: format[1] });
+    }
+    focusNow(element);
+    const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+    const before = element.value;
+    setter.call(element, text);
+    if (element.value === '' || (type !== 'range' && type !== 'datetime-local' && type !== 'time' && element.value !== text)) {
+      setter.call(element, before);
+      throw new AgentError('E_BAD_REQUEST', JSON.stringify(args.text) + ' is not a valid ' + type + ' value (expected ' + format[1] + ')', { type, expected: format[1] });
+    }
+    element.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
     element.dispatchEvent(new Event('change', { bubbles: true }));
     return { value: valueOf(element) };
   }
@@ -506,9 +583,12 @@
     if (element.localName !== 'select') throw new AgentError('E_BAD_REQUEST', 'select works on <select> elements; this is ' + describe(element));
     const wanted = args.values || [];
     const byLabel = args.by === 'label';
+    const byIndex = args.by === 'index';
     const options = Array.from(element.options);
-    const chosen = wanted.map((want) => options.find((option) => byLabel ? clean(option.label || option.text, 1000) === want : option.value === want));
+    const chosen = wanted.map((want) => byIndex ? options[Number(want)]
+      : options.find((option) => byLabel ? clean(option.label || option.text, 1000) === want : option.value === want));
     const missing = wanted.filter((want, index) => !chosen[index]);
+    if (missing.length && byIndex) throw new AgentError('E_NOT_FOUND', 'no option at index ' + missing[0] + ' (the select has ' + options.length + ')', { options: options.length });
     if (missing.length) throw new AgentError('E_NOT_FOUND', 'no option with ' + (byLabel ? 'label ' : 'value ') + JSON.stringify(missing[0]), { available: options.slice(0, 30).map((option) => byLabel ? option.label : option.value) });
     if (!element.multiple && chosen.length > 1) throw new AgentError('E_BAD_REQUEST', 'this select takes one value');
     focusNow(element);
@@ -769,9 +849,15 @@
     if (!operation) throw new AgentError('E_INTERNAL', 'unknown agent operation ' + op);
     return operation(args || {});
   }
+  // An operation's answer, or a promise of it for the few that wait for a frame.
   function run(op, args) {
-    try { return { ok: true, result: handle(op, args) }; } catch (error) {
-      return { ok: false, error: { code: error.code || 'E_SCRIPT_ERROR', message: String(error.message || error), details: error.details || {} } };
+    const failed = (error) => ({ ok: false, error: { code: error.code || 'E_SCRIPT_ERROR', message: String(error.message || error), details: error.details || {} } });
+    try {
+      const result = handle(op, args);
+      if (result && typeof result.then === 'function') return result.then((value) => ({ ok: true, result: value }), failed);
+      return { ok: true, result };
+    } catch (error) {
+      return failed(error);
     }
   }
 
@@ -798,7 +884,7 @@
       if (!forwarded.ok) post({ id: data.id, ...forwarded });
       return;
     }
-    post({ id: data.id, ...run(data.op, data.args) });
+    Promise.resolve(run(data.op, data.args)).then((answer) => post({ id: data.id, ...answer }));
   }, true);
 
   // ---- what the page says: console lines, uncaught errors, XHR starts -----------------------

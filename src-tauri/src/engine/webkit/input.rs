@@ -13,6 +13,7 @@ use gtk::glib;
 use gtk::glib::translate::{IntoGlib, ToGlibPtr, ToGlibPtrMut};
 use gtk::prelude::*;
 
+use crate::engine::keys::{Key, Location};
 use crate::engine::{InputEvent, KeyStroke, MouseButton};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -139,9 +140,7 @@ const PIXELS_PER_SCROLL_STEP: f64 = 40.0;
 
 fn key_event(kind: gdk::EventType, window: &gdk::Window, display: &gdk::Display, stroke: KeyStroke) -> gdk::Event {
     let mut event = gdk::Event::new(kind);
-    let keycode = gdk::Keymap::for_display(display)
-        .and_then(|keymap| keymap.entries_for_keyval(stroke.keyval).first().map(|key| key.keycode() as u16))
-        .unwrap_or(0);
+    let keycode = hardware_keycode(display, stroke.keyval);
     let key = gdk::keys::Key::from(stroke.keyval);
     let text = key
         .to_unicode()
@@ -150,7 +149,9 @@ fn key_event(kind: gdk::EventType, window: &gdk::Window, display: &gdk::Display,
         .unwrap_or_default();
     let state: gdk::ModifierType = stroke.modifiers.into();
     use gdk::keys::constants as keys;
-    let is_modifier = [keys::Shift_L, keys::Control_L, keys::Alt_L, keys::Meta_L].contains(&key);
+    let is_modifier =
+        [keys::Shift_L, keys::Shift_R, keys::Control_L, keys::Control_R, keys::Alt_L, keys::Alt_R, keys::Meta_L, keys::Meta_R]
+            .contains(&key);
     let raw: *mut gdk_ffi::GdkEvent = event.to_glib_none_mut().0;
     let window_ptr: *mut gdk_ffi::GdkWindow = window.to_glib_full();
     let string: *mut std::os::raw::c_char = text.as_str().to_glib_full();
@@ -191,42 +192,95 @@ impl From<crate::engine::Modifiers> for gdk::ModifierType {
     }
 }
 
-/// The GDK keyval of a DOM key name (`Enter`, `ArrowLeft`, `a`, `F5`, ...).
-pub(super) fn keyval(key: &str) -> Option<u32> {
-    let name = match key {
-        "Enter" => "Return",
-        "Tab" => "Tab",
-        "Escape" | "Esc" => "Escape",
-        "Backspace" => "BackSpace",
-        "Delete" => "Delete",
-        "Insert" => "Insert",
-        "ArrowLeft" => "Left",
-        "ArrowRight" => "Right",
-        "ArrowUp" => "Up",
-        "ArrowDown" => "Down",
-        "Home" => "Home",
-        "End" => "End",
-        "PageUp" => "Page_Up",
-        "PageDown" => "Page_Down",
-        "Space" | " " => "space",
-        "Shift" => "Shift_L",
-        "Control" => "Control_L",
-        "Alt" => "Alt_L",
-        "Meta" => "Meta_L",
+/// The GDK keyval of a key (see `engine::keys`): the keypad's own keyvals on the numpad,
+/// the right-hand modifiers on the right, named keys by their X names, characters by their
+/// Unicode keyval. WebKit derives `key`, `code`, `location` and `keyCode` from it (and
+/// from the hardware keycode [`key_event`] looks up).
+pub(super) fn keyval(key: &Key) -> Option<u32> {
+    let right = key.location == Location::Right;
+    let name = match (key.location, key.key.as_str()) {
+        (Location::Numpad, _) => match key.code.as_str() {
+            "Numpad0" => "KP_Insert",
+            "Numpad1" => "KP_End",
+            "Numpad2" => "KP_Down",
+            "Numpad3" => "KP_Page_Down",
+            "Numpad4" => "KP_Left",
+            "Numpad5" => "KP_Begin",
+            "Numpad6" => "KP_Right",
+            "Numpad7" => "KP_Home",
+            "Numpad8" => "KP_Up",
+            "Numpad9" => "KP_Page_Up",
+            "NumpadDecimal" => "KP_Delete",
+            "NumpadEnter" => "KP_Enter",
+            "NumpadAdd" => "KP_Add",
+            "NumpadSubtract" => "KP_Subtract",
+            "NumpadMultiply" => "KP_Multiply",
+            "NumpadDivide" => "KP_Divide",
+            _ => return None,
+        },
+        (_, "Shift") => {
+            if right {
+                "Shift_R"
+            } else {
+                "Shift_L"
+            }
+        }
+        (_, "Control") => {
+            if right {
+                "Control_R"
+            } else {
+                "Control_L"
+            }
+        }
+        (_, "Alt") => {
+            if right {
+                "Alt_R"
+            } else {
+                "Alt_L"
+            }
+        }
+        (_, "Meta") => {
+            if right {
+                "Meta_R"
+            } else {
+                "Meta_L"
+            }
+        }
+        (_, "Enter") => "Return",
+        (_, "Backspace") => "BackSpace",
+        (_, "ArrowLeft") => "Left",
+        (_, "ArrowRight") => "Right",
+        (_, "ArrowUp") => "Up",
+        (_, "ArrowDown") => "Down",
+        (_, "PageUp") => "Page_Up",
+        (_, "PageDown") => "Page_Down",
+        (_, "CapsLock") => "Caps_Lock",
+        (_, "NumLock") => "Num_Lock",
+        (_, "ScrollLock") => "Scroll_Lock",
+        (_, "PrintScreen") => "Print",
+        (_, "ContextMenu") => "Menu",
+        (_, " ") => "space",
+        (_, named) if named.chars().count() > 1 => named,
         _ => "",
     };
     if !name.is_empty() {
         return named(name);
     }
-    let mut characters = key.chars();
-    if let (Some(character), None) = (characters.next(), characters.next()) {
-        let keyval = *gdk::keys::Key::from_unicode(character);
-        return (keyval != 0 && keyval != 0x00ff_ffff).then_some(keyval);
-    }
-    if key.len() <= 3 && key.starts_with('F') && key[1..].parse::<u8>().is_ok_and(|number| (1..=24).contains(&number)) {
-        return named(key);
-    }
-    None
+    let character = key.character()?;
+    let keyval = *gdk::keys::Key::from_unicode(character);
+    (keyval != 0 && keyval != 0x00ff_ffff).then_some(keyval)
+}
+
+/// The hardware keycode of a keyval on this keymap: for a keyval that is not the keypad's,
+/// a key of the main block (`+` is Shift+Equal, not the keypad's plus), at the lowest level.
+fn hardware_keycode(display: &gdk::Display, keyval: u32) -> u16 {
+    let Some(keymap) = gdk::Keymap::for_display(display) else { return 0 };
+    let keypad = |keyval: u32| gdk::keys::Key::from(keyval).name().is_some_and(|name| name.starts_with("KP_"));
+    let on_keypad = |keycode: u32| keymap.entries_for_keycode(keycode).iter().any(|(_, keyval)| keypad(*keyval));
+    let mut entries = keymap.entries_for_keyval(keyval);
+    let wants_keypad = keypad(keyval);
+    entries.sort_by_key(|entry| (on_keypad(entry.keycode()) != wants_keypad, entry.level(), entry.group(), entry.keycode()));
+    entries.first().map_or(0, |entry| entry.keycode() as u16)
 }
 
 fn named(name: &str) -> Option<u32> {

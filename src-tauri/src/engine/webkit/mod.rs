@@ -35,7 +35,7 @@ use crate::error::{Error, ErrorCode, Result};
 pub(crate) const SCRIPT_WORLD: &str = "malo";
 
 /// The GDK keyval of a DOM key name, if the key exists.
-pub fn keyval(key: &str) -> Option<u32> {
+pub fn keyval(key: &crate::engine::keys::Key) -> Option<u32> {
     input::keyval(key)
 }
 
