@@ -35,6 +35,12 @@ fn main() {
         proxy_cost(&fixtures, &page_b, &fixtures.url("/b/fetch50.html"));
         return;
     }
+    // `bench tools`: only the page tools (snapshot, click, fill).
+    if std::env::args().nth(1).as_deref() == Some("tools") {
+        let daemon = Daemon::start();
+        page_tools(&daemon.lease("bench"), &fixtures, shared);
+        return;
+    }
     println!("{:<44} {:>9} {:>9} {:>6}", "operation", "median ms", "p95 ms", "n");
 
     // Daemon start to first lease, each time a new daemon on a new data dir.

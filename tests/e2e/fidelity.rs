@@ -232,7 +232,14 @@ fn actions_wait_for_a_late_or_settling_element_and_give_up_on_one_that_never_sto
     assert!(begun.elapsed() >= Duration::from_millis(600));
     assert_eq!(error["details"]["reason"], "not_stable", "{error}");
     assert!(error["message"].as_str().unwrap().contains("never stopped moving"), "{error}");
-    assert_eq!(session.page_value("clicks"), json!(["late", "settling"]), "the moving button was never clicked");
+    // Moved by script frame by frame: no animation to see, but its box changes between frames,
+    // found by selector or by a ref from a snapshot.
+    let error = session.fails("click", json!({ "selector": "#drifter", "timeout_ms": 300 }), 504, "E_TIMEOUT");
+    assert_eq!(error["details"]["reason"], "not_stable", "{error}");
+    let snapshot = session.ok("snapshot", json!({}));
+    let drifter = snapshot["nodes"].as_array().unwrap().iter().find(|node| node["name"] == "Drifter").unwrap()["ref"].clone();
+    session.fails("click", json!({ "ref": drifter, "timeout_ms": 300 }), 504, "E_TIMEOUT");
+    assert_eq!(session.page_value("clicks"), json!(["late", "settling"]), "no moving button was clicked");
 }
 
 #[test]

@@ -265,8 +265,18 @@
   }
 
   // ---- geometry --------------------------------------------------------------------------
-  function box(element) {
+  // The latest box read of each element, with when: stability checks compare with it.
+  const measured = new WeakMap();
+  function measureBox(element) {
     const rect = element.getBoundingClientRect();
+    // The timeline's time is the current frame's: it tells two frames apart.
+    const frame = document.timeline ? document.timeline.currentTime : null;
+    const now = { at: performance.now(), frame, left: rect.left, top: rect.top, width: rect.width, height: rect.height };
+    measured.set(element, now);
+    return now;
+  }
+  function box(element) {
+    const rect = measureBox(element);
     return { x: Math.round(rect.left), y: Math.round(rect.top), w: Math.round(rect.width), h: Math.round(rect.height) };
   }
   function inViewport(rect) {
@@ -433,8 +443,8 @@
     throw new AgentError('E_BAD_REQUEST', 'give a ref or a selector');
   }
   function scrollIntoViewIfNeeded(element) {
-    const rect = box(element);
-    const fully = rect.x >= 0 && rect.y >= 0 && rect.x + rect.w <= innerWidth && rect.y + rect.h <= innerHeight;
+    const rect = element.getBoundingClientRect();
+    const fully = rect.left >= 0 && rect.top >= 0 && rect.right <= innerWidth && rect.bottom <= innerHeight;
     if (!fully) element.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
   }
   // Scrolls the element into view and reports where its centre is and whether a click there
@@ -456,10 +466,8 @@
     }
     const role = roleOf(element);
     const type = inputType(element);
-    const measure = () => {
-      const rect = actOn.getBoundingClientRect();
-      return { left: rect.left, top: rect.top, width: rect.width, height: rect.height };
-    };
+    const previous = measured.get(actOn);
+    const measure = () => measureBox(actOn);
     const describeAt = (rect) => {
       const x = rect.left + rect.width / 2;
       const y = rect.top + rect.height / 2;
@@ -481,20 +489,37 @@
         next_ref: nextRef };
     };
     const first = measure();
-    if (!args.stable) return describeAt(first);
+    if (!args.stable || !mayBeMoving(actOn, previous, first)) return describeAt(first);
     return new Promise((resolve) => {
       let done = false;
       const finish = (moving) => {
         if (done) return;
         done = true;
         const second = measure();
-        const moved = moving && (second.left !== first.left || second.top !== first.top || second.width !== first.width || second.height !== first.height);
+        const moved = moving && !sameBox(first, second);
         resolve(Object.assign(describeAt(second), { moving: moved || undefined }));
       };
-      requestAnimationFrame(() => finish(true));
+      // Two frames on: the page's own frame callbacks have run in between, whatever order
+      // the callbacks of one frame run in.
+      requestAnimationFrame(() => requestAnimationFrame(() => finish(true)));
       // A document that paints no frames (hidden, throttled) cannot move either.
-      setTimeout(() => finish(false), 100);
+      setTimeout(() => finish(false), 150);
     });
+  }
+  // Whether the element may be moving. It is known to hold still when no animation or
+  // transition runs on it or its ancestors, and its box now is the box measured in an
+  // earlier frame (a snapshot, an earlier action) less than 5 s ago: two frames, one box.
+  // Otherwise its box is compared over the next animation frames, which costs frames.
+  function mayBeMoving(element, previous, now) {
+    if (!previous || now.frame === null || previous.frame === now.frame || now.at - previous.at > 5000 || !sameBox(previous, now)) return true;
+    if (typeof document.getAnimations !== 'function') return true;
+    return document.getAnimations().some((animation) => {
+      const target = animation.playState === 'running' && animation.effect && animation.effect.target;
+      return !!target && contains(target, element);
+    });
+  }
+  function sameBox(one, other) {
+    return one.left === other.left && one.top === other.top && one.width === other.width && one.height === other.height;
   }
   function frameBox(args) {
     const iframe = frameFor(args.frame);
