@@ -35,6 +35,12 @@ fn main() {
         proxy_cost(&fixtures, &page_b, &fixtures.url("/b/fetch50.html"));
         return;
     }
+    // `bench memory`: only the memory figures.
+    if std::env::args().nth(1).as_deref() == Some("memory") {
+        let daemon = Daemon::start();
+        memory(&daemon, &daemon.lease("bench"), &page_b);
+        return;
+    }
     // `bench tools`: only the page tools (snapshot, click, fill).
     if std::env::args().nth(1).as_deref() == Some("tools") {
         let daemon = Daemon::start();
@@ -108,64 +114,84 @@ fn main() {
     }
     mcp(&daemon, &lease, &fixtures);
 
-    // Memory: PSS of the daemon and all its WebKit processes, per extra session.
+    memory(&daemon, &lease, &page_b);
+}
+
+/// Unique memory of the daemon's whole tree (PSS summed: a page shared inside the tree
+/// counts once): idle, with 1 to 5 sessions on the large page, after they close, and one
+/// session with 5 tabs; and the WebKit processes behind them.
+fn memory(daemon: &Daemon, lease: &Lease, page: &str) {
     println!();
-    // Let the processes of the sessions closed above exit first.
+    let settle = || std::thread::sleep(Duration::from_millis(1500));
+    // Let the processes of sessions closed before exit first.
     assert!(eventually(Duration::from_secs(10), || webkit_children(daemon.pid).is_empty()));
-    std::thread::sleep(Duration::from_millis(500));
+    settle();
     let base = pss_kib(daemon.pid);
+    println!("memory (unique, daemon and its processes), idle: {:.1} MiB", base as f64 / 1024.0);
     let mut sessions = Vec::new();
-    let mut previous = base;
-    let mut extras = Vec::new();
-    for count in 1..=4 {
-        let session = lease.session_sized(1280, 720);
-        session.navigate(&page_a);
-        std::thread::sleep(Duration::from_millis(800));
-        let total = pss_kib(daemon.pid);
-        extras.push(total.saturating_sub(previous));
+    let mut totals = vec![base];
+    // A lease holds at most 4 sessions: the fifth is another agent's.
+    let other = daemon.lease("bench-other");
+    for count in 1..=5 {
+        let session = if count < 5 { lease.session_sized(1280, 720) } else { other.session_sized(1280, 720) };
+        session.navigate(page);
+        settle();
+        totals.push(pss_kib(daemon.pid));
         println!(
-            "memory with {count} session(s) on (a): {:>7.1} MiB PSS (+{:.1} MiB)",
-            total as f64 / 1024.0,
-            (total - previous.min(total)) as f64 / 1024.0
+            "  {count} session(s) on (b): {:>7.1} MiB (+{:.1})",
+            totals[count] as f64 / 1024.0,
+            totals[count].saturating_sub(totals[count - 1]) as f64 / 1024.0
         );
-        previous = total;
         sessions.push(session);
     }
-    let beyond_first = &extras[1..];
-    let per_session = beyond_first.iter().sum::<u64>() as f64 / beyond_first.len() as f64 / 1024.0;
+    // Where it is, by kind of process (process names are cut at 15 characters).
+    let kinds = |prefix: &str| {
+        let found: Vec<u32> = children(daemon.pid).into_iter().filter(|(_, name)| name.starts_with(prefix)).map(|(pid, _)| pid).collect();
+        (found.len(), found.iter().map(|pid| pss_kib(*pid)).sum::<u64>() as f64 / 1024.0)
+    };
+    let (web, web_mib) = kinds("WebKitWeb");
+    let (network, network_mib) = kinds("WebKitNetwork");
+    let own = totals[5] as f64 / 1024.0 - web_mib - network_mib - kinds("Xvfb").1;
+    println!("  with 5 sessions: {web} web processes {web_mib:.1} MiB, {network} network processes {network_mib:.1} MiB, the daemon {own:.1} MiB");
+    if std::env::var_os("MALO_BENCH_SMAPS").is_some() {
+        for (pid, name) in children(daemon.pid) {
+            if name.starts_with("WebKitWeb") {
+                let _ = std::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(format!("cat /proc/{pid}/smaps_rollup; awk '/^[0-9a-f]+-/{{name=$6}} /^Pss:/{{pss[name]+=$2}} END{{for(n in pss) print pss[n], n}}' /proc/{pid}/smaps | sort -rn | head -25"))
+                    .status();
+                break;
+            }
+        }
+    }
+    let per_extra = (totals[5] - totals[1]) as f64 / 4.0 / 1024.0;
     println!(
-        "daemon without sessions: {:.1} MiB PSS; first session +{:.1} MiB; each extra session +{per_session:.1} MiB",
-        base as f64 / 1024.0,
-        extras[0] as f64 / 1024.0
+        "first session +{:.1} MiB; each extra session +{per_extra:.1} MiB (Playwright MCP: +144 MiB per context)",
+        (totals[1] - base) as f64 / 1024.0
     );
     for session in sessions {
         session.close();
     }
-
-    // Memory per extra tab of one session (tabs share the session's context).
     assert!(eventually(Duration::from_secs(10), || webkit_children(daemon.pid).is_empty()));
-    std::thread::sleep(Duration::from_millis(500));
+    settle();
+    let after = pss_kib(daemon.pid);
+    println!("after the 5 sessions closed: {:.1} MiB ({:+.1} MiB against idle)", after as f64 / 1024.0, (after as f64 - base as f64) / 1024.0);
+
     let session = lease.session_sized(1280, 720);
-    session.navigate(&page_a);
-    std::thread::sleep(Duration::from_millis(800));
+    session.navigate(page);
+    settle();
     let one_tab = pss_kib(daemon.pid);
-    let mut previous = one_tab;
-    let mut tab_extras = Vec::new();
-    for count in 2..=5 {
-        let opened = session.tool("tab_new", json!({ "url": page_a }));
+    for _ in 2..=5 {
+        let opened = session.tool("tab_new", json!({ "url": page }));
         assert_eq!(opened.status, 200, "{}", opened.body);
-        std::thread::sleep(Duration::from_millis(800));
-        let total = pss_kib(daemon.pid);
-        tab_extras.push(total.saturating_sub(previous));
-        println!(
-            "memory with 1 session, {count} tabs on (a): {:>7.1} MiB PSS (+{:.1} MiB)",
-            total as f64 / 1024.0,
-            total.saturating_sub(previous) as f64 / 1024.0
-        );
-        previous = total;
     }
-    let per_tab = tab_extras.iter().sum::<u64>() as f64 / tab_extras.len() as f64 / 1024.0;
-    println!("each extra tab +{per_tab:.1} MiB (each extra session +{per_session:.1} MiB)");
+    settle();
+    let five_tabs = pss_kib(daemon.pid);
+    println!(
+        "1 session with 5 tabs on (b): {:.1} MiB; each extra tab +{:.1} MiB",
+        five_tabs as f64 / 1024.0,
+        (five_tabs.saturating_sub(one_tab)) as f64 / 4.0 / 1024.0
+    );
     session.close();
 }
 

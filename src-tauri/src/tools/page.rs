@@ -331,7 +331,8 @@ pub(crate) fn is_download_interruption(navigation: &crate::engine::NavigationRep
 
 /// The downloads the call's tab began since `mark`, as actions report them. A navigation
 /// interrupted by a download is followed by that download a moment later: the answer waits
-/// for it while the engine says one is on its way (or, if it said nothing, a second).
+/// for it while the engine says one is on its way (or, if it said nothing, a second), and
+/// for its name (up to 2 s).
 pub(crate) async fn downloads_since(
     context: &ToolContext,
     mark: ActionMark,
@@ -340,11 +341,15 @@ pub(crate) async fn downloads_since(
     let Ok(tab) = context.tab() else { return Vec::new() };
     let downloads = &context.session.downloads;
     let expecting = navigation.as_ref().is_some_and(is_download_interruption);
-    let grace = Instant::now() + if expecting { Duration::from_millis(1000) } else { Duration::ZERO };
+    let begun_at = Instant::now();
+    let grace = begun_at + if expecting { Duration::from_millis(1000) } else { Duration::ZERO };
     loop {
         let begun = downloads.begun_since(mark.downloads, Some(&tab.id));
         let on_its_way = expecting && downloads.awaiting(&tab.id);
-        if !begun.is_empty() || (Instant::now() >= grace && !on_its_way) {
+        // A download is named once WebKit asks where it goes (a moment after it begins).
+        let unnamed = begun.iter().any(|record| record.suggested_filename.is_none() && !record.status.is_final());
+        let naming = unnamed && begun_at.elapsed() < Duration::from_secs(2);
+        if (!begun.is_empty() && !naming) || (begun.is_empty() && Instant::now() >= grace && !on_its_way) {
             return begun
                 .iter()
                 .map(|record| json!({ "download_id": record.download_id, "url": record.url, "suggested_filename": record.suggested_filename }))

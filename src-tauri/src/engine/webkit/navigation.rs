@@ -204,10 +204,13 @@ pub(super) async fn after_action(tab: &Tab, mark: u64, budget: Duration, wait_fr
     // Input travels to the page on another channel than our scripts: first wait until the
     // page has seen it (bounded: input aimed at a frame is not counted by the main frame).
     let input_mark = tab.input_mark.replace(-1);
+    let expected = tab.input_expected.replace(0).max(1);
     if wait_frame && input_mark >= 0 {
-        let seen_by = Instant::now() + Duration::from_millis(300);
+        // Every event of a long typing counts: a bound that grows with them (at most 5 s).
+        let bound = Duration::from_millis((300 + 2 * expected as u64).min(5000));
+        let seen_by = Instant::now() + bound;
         while Instant::now() < seen_by && tab.load.borrow().started == mark {
-            if tab.input_count().await > input_mark {
+            if tab.input_count().await >= input_mark + expected {
                 break;
             }
             glib::timeout_future(Duration::from_millis(3)).await;

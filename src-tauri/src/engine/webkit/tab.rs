@@ -76,6 +76,8 @@ pub(super) struct Tab {
     /// The page's count of trusted input events before the latest input was delivered
     /// (-1: unknown), so that the wait after an action can tell when the page has seen it.
     pub(super) input_mark: Cell<i64>,
+    /// How many of the latest input's events the page must count before it has seen it all.
+    pub(super) input_expected: Cell<i64>,
     /// Mouse buttons held down by earlier input (a drag in progress), for the state of moves.
     pub(super) buttons_held: Cell<gtk::gdk::ModifierType>,
     /// The session's downloads (a download this tab starts is recorded there).
@@ -120,6 +122,9 @@ impl Tab {
             settings.set_enable_developer_extras(false);
             settings.set_javascript_can_access_clipboard(false);
             settings.set_enable_back_forward_navigation_gestures(false);
+            if std::env::var("MALO_HW").as_deref() == Ok("never") {
+                settings.set_hardware_acceleration_policy(webkit2gtk::HardwareAccelerationPolicy::Never);
+            }
         }
         view.set_size_request(spec.width as i32, spec.height as i32);
         host.add(&view);
@@ -177,6 +182,7 @@ impl Tab {
             agent_source,
             relay,
             input_mark: Cell::new(-1),
+            input_expected: Cell::new(0),
             buttons_held: Cell::new(gtk::gdk::ModifierType::empty()),
             downloads: spec.downloads.clone(),
             chooser: Rc::default(),
@@ -520,7 +526,11 @@ impl Tab {
             self.view.grab_focus();
         }
         if !events.is_empty() {
+            // The page counts every trusted key, button, wheel and move event; moves may be
+            // coalesced, so only the others are waited for (at least one).
+            let expected = events.iter().filter(|event| !matches!(event, InputEvent::MouseMove { .. })).count().max(1);
             self.input_mark.set(self.input_count().await);
+            self.input_expected.set(expected as i64);
         }
         super::input::deliver(&self.view, &self.buttons_held, events)?;
         Ok(mark)
