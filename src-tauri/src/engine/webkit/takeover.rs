@@ -77,10 +77,6 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: Option
         .build_gtk(&toolbar_box)
         .map_err(|error| Error::internal(format!("cannot build the toolbar: {error}")))?;
 
-    // A page that moves from its offscreen host into a window paints there only without
-    // accelerated compositing (measured on WebKitGTK 2.50, X11): switch it off while a
-    // person watches, and back on when the page returns offscreen.
-    set_compositing(tab, false);
     // The page leaves its offscreen host for the window, as it is.
     tab.host.remove(&tab.view);
     tab.view.set_size_request(width, height);
@@ -137,7 +133,6 @@ pub(super) fn hide(tab: &Tab) -> Result<Value> {
     }
     takeover.layout.remove(&tab.view);
     tab.host.add(&tab.view);
-    set_compositing(tab, true);
     tab.view.set_size_request(tab.size.0, tab.size.1);
     tab.view.show();
     drop(takeover.toolbar.take());
@@ -150,13 +145,6 @@ pub(super) fn hide(tab: &Tab) -> Result<Value> {
     tab.state.page.set_takeover_requested(false);
     tab.events.push("watch", Some(&tab.id), json!({ "shown": false }));
     Ok(json!({ "shown": false }))
-}
-
-fn set_compositing(tab: &Tab, on: bool) {
-    use webkit2gtk::{HardwareAccelerationPolicy, SettingsExt};
-    if let Some(settings) = WebViewExt::settings(&tab.view) {
-        settings.set_hardware_acceleration_policy(if on { HardwareAccelerationPolicy::Always } else { HardwareAccelerationPolicy::Never });
-    }
 }
 
 fn handle_toolbar(tab: &Tab, body: &str) {
