@@ -175,7 +175,11 @@ fn memory(daemon: &Daemon, lease: &Lease, page: &str) {
     assert!(eventually(Duration::from_secs(10), || webkit_children(daemon.pid).is_empty()));
     settle();
     let after = pss_kib(daemon.pid);
-    println!("after the 5 sessions closed: {:.1} MiB ({:+.1} MiB against idle)", after as f64 / 1024.0, (after as f64 - base as f64) / 1024.0);
+    println!(
+        "after the 5 sessions closed: {:.1} MiB ({:+.1} MiB against idle)",
+        after as f64 / 1024.0,
+        (after as f64 - base as f64) / 1024.0
+    );
 
     let session = lease.session_sized(1280, 720);
     session.navigate(page);
