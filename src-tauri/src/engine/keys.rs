@@ -5,17 +5,33 @@
 
 use crate::error::{Error, Result};
 
-/// A modifier key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A modifier key (also as tools take it: `modifiers: ["Shift", "Ctrl"]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "Modifier")]
 pub enum ModifierKey {
     /// Shift.
     Shift,
     /// Control.
+    #[serde(alias = "Ctrl")]
     Control,
-    /// Alt (Option).
+    /// Alt / Option.
+    #[serde(alias = "Option")]
     Alt,
-    /// Meta (Command, Super).
+    /// Meta / Command / Super.
+    #[serde(alias = "Cmd", alias = "Command", alias = "Super")]
     Meta,
+}
+
+impl ModifierKey {
+    /// Its key name (`Shift`), which is also its `KeyboardEvent.key`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModifierKey::Shift => "Shift",
+            ModifierKey::Control => "Control",
+            ModifierKey::Alt => "Alt",
+            ModifierKey::Meta => "Meta",
+        }
+    }
 }
 
 /// Where a key sits on the keyboard (`KeyboardEvent.location`).
@@ -141,20 +157,20 @@ const NUMPAD: &[(&str, &str)] = &[
 /// (Cmd, Command, Super), ControlOrMeta, each also as a key with a Left/Right side.
 pub fn parse_chord(text: &str, extra: &[ModifierKey]) -> Result<Chord> {
     let (prefix, key_name) = if text == "+" {
-        ("", "+")
+        (None, "+")
     } else if let Some(prefix) = text.strip_suffix("++") {
-        (prefix, "+")
+        (Some(prefix), "+")
     } else {
         match text.rsplit_once('+') {
-            Some((prefix, key)) => (prefix, key),
-            None => ("", text),
+            Some((prefix, key)) => (Some(prefix), key),
+            None => (None, text),
         }
     };
     if key_name.is_empty() {
         return Err(Error::bad_request(format!("{text:?} names no key after its modifiers")));
     }
     let mut modifiers: Vec<ModifierKey> = extra.to_vec();
-    if !prefix.is_empty() || text.starts_with('+') && text != "+" {
+    if let Some(prefix) = prefix {
         for part in prefix.split('+') {
             let modifier = modifier_named(part.trim())
                 .ok_or_else(|| Error::bad_request(format!("{part:?} in {text:?} is not a modifier (Shift, Control, Alt, Meta)")))?;
@@ -196,12 +212,7 @@ pub fn resolve(name: &str, shift: bool) -> Option<Key> {
         return Some(typed(character, shift));
     }
     if let Some((modifier, location)) = modifier_key(name) {
-        let key_name = match modifier {
-            ModifierKey::Shift => "Shift",
-            ModifierKey::Control => "Control",
-            ModifierKey::Alt => "Alt",
-            ModifierKey::Meta => "Meta",
-        };
+        let key_name = modifier.name();
         let side = if location == Location::Right { "Right" } else { "Left" };
         return Some(Key { modifier: Some(modifier), ..key(key_name, &format!("{key_name}{side}"), location) });
     }

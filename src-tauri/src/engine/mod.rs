@@ -170,6 +170,27 @@ pub struct Modifiers {
     pub meta: bool,
 }
 
+impl Modifiers {
+    /// The state with each of `held` down.
+    pub fn of(held: &[keys::ModifierKey]) -> Modifiers {
+        let mut modifiers = Modifiers::default();
+        for modifier in held {
+            modifiers.set(*modifier, true);
+        }
+        modifiers
+    }
+
+    /// Sets whether `modifier` is held.
+    pub fn set(&mut self, modifier: keys::ModifierKey, held: bool) {
+        match modifier {
+            keys::ModifierKey::Shift => self.shift = held,
+            keys::ModifierKey::Control => self.control = held,
+            keys::ModifierKey::Alt => self.alt = held,
+            keys::ModifierKey::Meta => self.meta = held,
+        }
+    }
+}
+
 /// A mouse button.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -14,31 +14,6 @@ use crate::engine::keys::{self, Chord, ModifierKey};
 use crate::engine::{EditingCommand, InputEvent, KeyStroke, Modifiers, MouseButton, PageRequest};
 use crate::error::{Error, ErrorCode, Result};
 
-/// A modifier key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-pub(crate) enum Modifier {
-    /// Shift.
-    Shift,
-    /// Control.
-    #[serde(alias = "Ctrl")]
-    Control,
-    /// Alt / Option.
-    #[serde(alias = "Option")]
-    Alt,
-    /// Meta / Command / Super.
-    #[serde(alias = "Cmd", alias = "Command", alias = "Super")]
-    Meta,
-}
-
-fn modifiers_of(list: &[Modifier]) -> Modifiers {
-    Modifiers {
-        shift: list.contains(&Modifier::Shift),
-        control: list.contains(&Modifier::Control),
-        alt: list.contains(&Modifier::Alt),
-        meta: list.contains(&Modifier::Meta),
-    }
-}
-
 /// Runs an action (the registry holds the tab's lock), adding a failure screenshot to errors.
 async fn act<F, Fut>(context: ToolContext, name: &'static str, action: F) -> Result<Value>
 where
@@ -82,7 +57,7 @@ pub(crate) struct ClickInput {
     click_count: Option<u8>,
     /// Modifier keys held during the click.
     #[serde(default)]
-    modifiers: Vec<Modifier>,
+    modifiers: Vec<ModifierKey>,
     /// Upper bound in ms for waiting for what the click caused (default 1500).
     #[serde(default)]
     #[schemars(range(max = 30000))]
@@ -104,7 +79,7 @@ async fn click(context: ToolContext, input: ClickInput) -> Result<Value> {
     let element = target(&input.element_ref, &input.selector);
     let needs = Needs { stable: true, enabled: true, editable: false };
     let (x, y, described) = point_or_element(&context, &element, input.x, input.y, needs, timeout).await?;
-    let modifiers = modifiers_of(&input.modifiers);
+    let modifiers = Modifiers::of(&input.modifiers);
     let mut events = vec![InputEvent::MouseMove { x, y, modifiers }];
     for _ in 0..count {
         events.push(InputEvent::MouseDown { x, y, button: input.button, modifiers });
@@ -262,7 +237,7 @@ pub(crate) struct PressInput {
     /// (select all, copy, paste, cut, undo; Meta+Shift+Z redo); other Meta combinations are
     /// not supported.
     #[serde(default)]
-    modifiers: Vec<Modifier>,
+    modifiers: Vec<ModifierKey>,
     /// The element: a ref from snapshot (e.g. e12).
     #[serde(default, rename = "ref")]
     element_ref: Option<String>,
@@ -280,15 +255,6 @@ pub(crate) struct PressInput {
     timeout_ms: Option<u64>,
 }
 
-fn modifier_key(modifier: Modifier) -> ModifierKey {
-    match modifier {
-        Modifier::Shift => ModifierKey::Shift,
-        Modifier::Control => ModifierKey::Control,
-        Modifier::Alt => ModifierKey::Alt,
-        Modifier::Meta => ModifierKey::Meta,
-    }
-}
-
 /// Focuses the target, if one is given, once it is actionable; answers its summary.
 async fn focus_target(context: &ToolContext, element: &ElementTarget, timeout: std::time::Duration) -> Result<Value> {
     if !element.is_given() {
@@ -302,8 +268,7 @@ async fn focus_target(context: &ToolContext, element: &ElementTarget, timeout: s
 async fn press(context: ToolContext, input: PressInput) -> Result<Value> {
     let settle = page::settle_budget(input.settle_ms)?;
     let timeout = actionable_timeout(input.timeout_ms)?;
-    let held: Vec<ModifierKey> = input.modifiers.iter().copied().map(modifier_key).collect();
-    let chord = keys::parse_chord(&input.key, &held)?;
+    let chord = keys::parse_chord(&input.key, &input.modifiers)?;
     let described = focus_target(&context, &target(&input.element_ref, &input.selector), timeout).await?;
     let event_mark = page::event_mark(&context);
     let load_mark = if chord.modifiers.contains(&ModifierKey::Meta) {
@@ -313,8 +278,8 @@ async fn press(context: ToolContext, input: PressInput) -> Result<Value> {
             ("c", false) => EditingCommand::Copy,
             ("v", false) => EditingCommand::Paste,
             ("x", false) => EditingCommand::Cut,
-            ("z", _) if shift => EditingCommand::Redo,
             ("z", false) => EditingCommand::Undo,
+            ("z", true) => EditingCommand::Redo,
             _ => {
                 return Err(Error::new(
                     ErrorCode::Unsupported,
@@ -342,41 +307,23 @@ fn chord_events(chord: &Chord) -> Result<Vec<InputEvent>> {
     let mut events = Vec::new();
     let mut held = Modifiers::default();
     for modifier in &chord.modifiers {
-        set_flag(&mut held, *modifier, true);
-        let key = keys::resolve(modifier_name(*modifier), false).expect("modifier names resolve");
+        held.set(*modifier, true);
+        let key = keys::resolve(modifier.name(), false).expect("modifier names resolve");
         events.push(InputEvent::KeyDown(KeyStroke { keyval: keyval_of(&key)?, modifiers: held }));
     }
     let keyval = keyval_of(&chord.key)?;
     let mut own = held;
     if let Some(modifier) = chord.key.modifier {
-        set_flag(&mut own, modifier, true);
+        own.set(modifier, true);
     }
     events.push(InputEvent::KeyDown(KeyStroke { keyval, modifiers: own }));
     events.push(InputEvent::KeyUp(KeyStroke { keyval, modifiers: held }));
     for modifier in chord.modifiers.iter().rev() {
-        set_flag(&mut held, *modifier, false);
-        let key = keys::resolve(modifier_name(*modifier), false).expect("modifier names resolve");
+        held.set(*modifier, false);
+        let key = keys::resolve(modifier.name(), false).expect("modifier names resolve");
         events.push(InputEvent::KeyUp(KeyStroke { keyval: keyval_of(&key)?, modifiers: held }));
     }
     Ok(events)
-}
-
-fn modifier_name(modifier: ModifierKey) -> &'static str {
-    match modifier {
-        ModifierKey::Shift => "Shift",
-        ModifierKey::Control => "Control",
-        ModifierKey::Alt => "Alt",
-        ModifierKey::Meta => "Meta",
-    }
-}
-
-fn set_flag(modifiers: &mut Modifiers, modifier: ModifierKey, on: bool) {
-    match modifier {
-        ModifierKey::Shift => modifiers.shift = on,
-        ModifierKey::Control => modifiers.control = on,
-        ModifierKey::Alt => modifiers.alt = on,
-        ModifierKey::Meta => modifiers.meta = on,
-    }
 }
 
 /// Longest text `type` takes in one call.

@@ -153,7 +153,7 @@ pub(crate) async fn actionable(context: &ToolContext, target: &ElementTarget, ne
     let mut pauses = [0u64, 20, 100, 100].into_iter();
     loop {
         // Focus settles first (see the engine's Input), then the element is measured.
-        let _: u64 = context.page(PageRequest::Input { events: Vec::new() }).await?;
+        input(context, Vec::new()).await?;
         let located = locate_as(context, target, true, needs.stable).await?;
         let refusal = match refusal(&located, needs) {
             None => return Ok(located),

@@ -197,7 +197,7 @@ impl From<crate::engine::Modifiers> for gdk::ModifierType {
 /// Unicode keyval. WebKit derives `key`, `code`, `location` and `keyCode` from it (and
 /// from the hardware keycode [`key_event`] looks up).
 pub(super) fn keyval(key: &Key) -> Option<u32> {
-    let right = key.location == Location::Right;
+    let sided;
     let name = match (key.location, key.key.as_str()) {
         (Location::Numpad, _) => match key.code.as_str() {
             "Numpad0" => "KP_Insert",
@@ -218,33 +218,10 @@ pub(super) fn keyval(key: &Key) -> Option<u32> {
             "NumpadDivide" => "KP_Divide",
             _ => return None,
         },
-        (_, "Shift") => {
-            if right {
-                "Shift_R"
-            } else {
-                "Shift_L"
-            }
-        }
-        (_, "Control") => {
-            if right {
-                "Control_R"
-            } else {
-                "Control_L"
-            }
-        }
-        (_, "Alt") => {
-            if right {
-                "Alt_R"
-            } else {
-                "Alt_L"
-            }
-        }
-        (_, "Meta") => {
-            if right {
-                "Meta_R"
-            } else {
-                "Meta_L"
-            }
+        // Shift_L, Control_R, Alt_L, Meta_R, ...
+        (_, modifier @ ("Shift" | "Control" | "Alt" | "Meta")) => {
+            sided = format!("{modifier}_{}", if key.location == Location::Right { "R" } else { "L" });
+            sided.as_str()
         }
         (_, "Enter") => "Return",
         (_, "Backspace") => "BackSpace",
