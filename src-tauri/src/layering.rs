@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("events", 1),
     ("listen", 1),
     ("display", 1),
+    ("memory", 1),
     ("network", 2),
     ("engine", 3),
     ("vault", 4),

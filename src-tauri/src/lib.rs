@@ -17,12 +17,12 @@ pub mod http;
 pub mod listen;
 pub mod logging;
 pub mod mcp;
+pub mod memory;
 pub mod network;
 pub mod proxy;
 pub mod secret;
 pub mod session;
 pub mod tools;
-
 pub mod urls;
 pub mod vault;
 

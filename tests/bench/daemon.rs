@@ -39,6 +39,7 @@ fn main() {
     if std::env::args().nth(1).as_deref() == Some("memory") {
         let daemon = Daemon::start();
         memory(&daemon, &daemon.lease("bench"), &page_b);
+        idle_release(&idle_scenarios(&fixtures, &page_a, &page_b));
         return;
     }
     // `bench tools`: only the page tools (snapshot, click, fill).
@@ -115,6 +116,58 @@ fn main() {
     mcp(&daemon, &lease, &fixtures);
 
     memory(&daemon, &lease, &page_b);
+    idle_release(&idle_scenarios(&fixtures, &page_a, &page_b));
+}
+
+/// The idle spells `idle_release` measures: a large document, and a long page of large
+/// pictures, each after a few other pages.
+fn idle_scenarios(fixtures: &Fixtures, page_a: &str, page_b: &str) -> Vec<(&'static str, Vec<String>)> {
+    let gallery = fixtures.url("/f/gallery.html");
+    vec![
+        ("(a), (b), then idle on (b)", vec![page_a.to_string(), gallery.clone(), page_b.to_string()]),
+        ("(a), (b), then idle on 24 pictures", vec![page_a.to_string(), page_b.to_string(), gallery]),
+    ]
+}
+
+/// What `--release-idle-seconds` gives back and costs: one session on a page (after the
+/// others, so caches hold something) idles long enough to be released; the tree's unique
+/// memory then, and the first call after the idle spell (a screenshot, which redraws what
+/// was released), with the flag and without. Each scenario: a name and its pages, the
+/// last one idled on.
+fn idle_release(scenarios: &[(&str, Vec<String>)]) {
+    println!();
+    const AFTER: u64 = 3;
+    println!("{:<34} {:>10} {:>10} {:>8} {:>22}", "idle session (unique MiB)", "kept", "released", "diff", "screenshot after, ms");
+    for (name, pages) in scenarios {
+        let run = |flag: bool| {
+            let extra_args = if flag { vec!["--release-idle-seconds".into(), AFTER.to_string()] } else { Vec::new() };
+            let daemon = Daemon::start_with(DaemonOptions { extra_args, ..Default::default() });
+            assert!(eventually(Duration::from_secs(10), || webkit_children(daemon.pid).is_empty()));
+            let session = daemon.lease("bench").session_sized(1280, 720);
+            for page in pages.iter() {
+                session.navigate(page);
+            }
+            // Idle for AFTER, the reaper's next pass (at most 1 s later), the trim's 2 s.
+            std::thread::sleep(Duration::from_secs(AFTER + 4));
+            let idle = pss_kib(daemon.pid);
+            let begun = Instant::now();
+            let response = session.get("/observe?mode=screenshot&max_chars=200");
+            assert_eq!(response.status, 200, "{}", response.body);
+            let first_call = begun.elapsed().as_secs_f64() * 1000.0;
+            session.close();
+            (idle, first_call)
+        };
+        let (kept, kept_call) = run(false);
+        let (released, released_call) = run(true);
+        println!(
+            "{name:<34} {:>10.1} {:>10.1} {:>+8.1} {:>10.1} -> {:<10.1}",
+            kept as f64 / 1024.0,
+            released as f64 / 1024.0,
+            (released as f64 - kept as f64) / 1024.0,
+            kept_call,
+            released_call
+        );
+    }
 }
 
 /// Unique memory of the daemon's whole tree (PSS summed: a page shared inside the tree

@@ -57,7 +57,9 @@ fn main() {
     // The daemon's start-up probe session goes first.
     eventually(Duration::from_secs(10), || webkit_children(daemon.pid).is_empty());
     std::thread::sleep(Duration::from_millis(500));
-    let base = pss_kib(daemon.pid);
+    let measure = || (pss_kib(daemon.pid), rss_kib(daemon.pid), anonymous_kib(daemon.pid));
+    let base = measure();
+    let mut by_mapping = vec![("at start", rss_by_mapping_kib(daemon.pid))];
     let leases: Vec<Lease> = (0..agents).map(|index| daemon.lease(&format!("soak-{index}"))).collect();
     let lease_ports: Vec<u16> = leases.iter().map(|lease| lease.port).collect();
 
@@ -86,15 +88,16 @@ fn main() {
             record(&tally, "heartbeat", Duration::ZERO, &renewed);
         }
         if !measured_start && begun.elapsed() > Duration::from_secs(20).min(duration / 4) {
-            memory.push(("start (all sessions busy)", pss_kib(daemon.pid)));
+            memory.push(("start (all sessions busy)", measure()));
             measured_start = true;
         }
         if !measured_middle && begun.elapsed() > duration / 2 {
-            memory.push(("middle", pss_kib(daemon.pid)));
+            memory.push(("middle", measure()));
             measured_middle = true;
         }
     }
-    memory.push(("end", pss_kib(daemon.pid)));
+    memory.push(("end", measure()));
+    by_mapping.push(("at the end", rss_by_mapping_kib(daemon.pid)));
     stop.store(true, Ordering::Relaxed);
     let mut calls = 0;
     for worker in workers {
@@ -109,7 +112,10 @@ fn main() {
     }
     let settled = eventually(Duration::from_secs(20), || webkit_children(daemon.pid).is_empty());
     std::thread::sleep(Duration::from_secs(2));
-    memory.push(("after release", pss_kib(daemon.pid)));
+    memory.push(("after release", measure()));
+    std::thread::sleep(Duration::from_secs(20));
+    memory.push(("20 s after release", measure()));
+    by_mapping.push(("20 s after release", rss_by_mapping_kib(daemon.pid)));
 
     let tally = tally.lock().unwrap();
     println!();
@@ -130,9 +136,14 @@ fn main() {
     for example in &tally.examples {
         println!("  e.g. {example}");
     }
-    println!("memory (PSS of the daemon and its WebKit processes):");
-    for (when, kib) in &memory {
-        println!("  {when:<26} {:>8.1} MiB", *kib as f64 / 1024.0);
+    println!("memory (MiB)           PSS, daemon and WebKit   RSS, daemon   of which anonymous");
+    let mib = |kib: &u64| *kib as f64 / 1024.0;
+    for (when, (pss, rss, anonymous)) in &memory {
+        println!("  {when:<26} {:>12.1} {:>13.1} {:>20.1}", mib(pss), mib(rss), mib(anonymous));
+    }
+    for (when, kinds) in &by_mapping {
+        let kinds: Vec<String> = kinds.iter().map(|(kind, kib)| format!("{kind} {:.1}", mib(kib))).collect();
+        println!("  the daemon's RSS {when}, by mapping: {}", kinds.join(", "));
     }
     let main_thread = &stats["main_thread"];
     let summary = |figures: &Value| {

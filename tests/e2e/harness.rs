@@ -883,6 +883,52 @@ pub fn pss_kib(pid: u32) -> u64 {
     total
 }
 
+/// Resident memory of one process (not its children), in KiB.
+pub fn rss_kib(pid: u32) -> u64 {
+    proc_field_kib(&format!("/proc/{pid}/status"), "VmRSS:")
+}
+
+/// Resident anonymous memory of one process (its heaps, not its mapped files), in KiB.
+pub fn anonymous_kib(pid: u32) -> u64 {
+    proc_field_kib(&format!("/proc/{pid}/smaps_rollup"), "Anonymous:")
+}
+
+/// Resident memory of one process by kind of mapping, largest first, in KiB: the heaps
+/// (`[heap]` and anonymous maps), System V shared memory (X images), memfd buffers,
+/// `/dev/shm`, files, the stacks.
+pub fn rss_by_mapping_kib(pid: u32) -> Vec<(String, u64)> {
+    let mut kinds: std::collections::BTreeMap<String, u64> = Default::default();
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
+    let mut kind = String::new();
+    for line in smaps.lines() {
+        let mut fields = line.split_whitespace();
+        let first = fields.next().unwrap_or("");
+        if first.contains('-') && !first.ends_with(':') {
+            let name = fields.nth(4).unwrap_or("");
+            kind = match name {
+                "" => "anonymous".into(),
+                _ if name.starts_with("/SYSV") => "System V shm".into(),
+                _ if name.starts_with("/memfd:") => format!("memfd {}", &name[7..]),
+                _ if name.starts_with("/dev/shm") => "/dev/shm".into(),
+                _ if name.starts_with('/') => "files".into(),
+                other => other.to_string(),
+            };
+        } else if first == "Rss:" {
+            *kinds.entry(kind.clone()).or_default() += fields.next().and_then(|value| value.parse().ok()).unwrap_or(0);
+        }
+    }
+    let mut sorted: Vec<(String, u64)> = kinds.into_iter().filter(|(_, kib)| *kib >= 1024).collect();
+    sorted.sort_by(|a, b| b.1.cmp(&a.1));
+    sorted
+}
+
+fn proc_field_kib(file: &str, field: &str) -> u64 {
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| text.lines().find(|line| line.starts_with(field))?.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0)
+}
+
 pub fn process_alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|stat| !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'))
