@@ -34,11 +34,6 @@ pub struct DaemonArgs {
     /// Sessions one lease may hold at once; more get 429.
     #[arg(long, default_value_t = 4)]
     pub max_sessions: usize,
-    /// A session not used for this long gives back what WebKit can release (its pages'
-    /// memory and back/forward caches) and the daemon trims its heap; once per idle spell.
-    /// 0 (the default) never does: the next call may then reload what a cache held.
-    #[arg(long, default_value_t = 0)]
-    pub release_idle_seconds: u64,
     /// Bytes one session may download in all; a download that goes over fails (`quota`).
     #[arg(long, default_value_t = DEFAULT_MAX_DOWNLOAD_BYTES)]
     pub max_download_bytes: u64,
@@ -62,8 +57,6 @@ pub struct Settings {
     pub session_idle: Duration,
     /// Sessions per lease.
     pub max_sessions: usize,
-    /// Idle time after which a session releases memory, if ever.
-    pub release_idle: Option<Duration>,
     /// Download budget per session, in bytes.
     pub max_download_bytes: u64,
     /// Absolute data directory.
@@ -96,7 +89,6 @@ impl Settings {
             lease_ttl: Duration::from_secs(args.lease_ttl_seconds),
             session_idle: Duration::from_secs(args.session_idle_seconds),
             max_sessions: args.max_sessions,
-            release_idle: (args.release_idle_seconds > 0).then(|| Duration::from_secs(args.release_idle_seconds)),
             max_download_bytes: args.max_download_bytes,
             data_dir: expand_home(&args.data_dir)?,
         })

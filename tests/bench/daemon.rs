@@ -39,7 +39,6 @@ fn main() {
     if std::env::args().nth(1).as_deref() == Some("memory") {
         let daemon = Daemon::start();
         memory(&daemon, &daemon.lease("bench"), &page_b);
-        idle_release(&idle_scenarios(&fixtures, &page_a, &page_b));
         return;
     }
     // `bench tools`: only the page tools (snapshot, click, fill).
@@ -116,62 +115,11 @@ fn main() {
     mcp(&daemon, &lease, &fixtures);
 
     memory(&daemon, &lease, &page_b);
-    idle_release(&idle_scenarios(&fixtures, &page_a, &page_b));
 }
 
-/// The idle spells `idle_release` measures: a large document, and a long page of large
-/// pictures, each after a few other pages.
-fn idle_scenarios(fixtures: &Fixtures, page_a: &str, page_b: &str) -> Vec<(&'static str, Vec<String>)> {
-    let gallery = fixtures.url("/f/gallery.html");
-    vec![
-        ("(a), (b), then idle on (b)", vec![page_a.to_string(), gallery.clone(), page_b.to_string()]),
-        ("(a), (b), then idle on 24 pictures", vec![page_a.to_string(), page_b.to_string(), gallery]),
-    ]
-}
-
-/// What `--release-idle-seconds` gives back and costs: one session on a page (after the
-/// others, so caches hold something) idles long enough to be released; the tree's unique
-/// memory then, and the first call after the idle spell (a screenshot, which redraws what
-/// was released), with the flag and without. Each scenario: a name and its pages, the
-/// last one idled on.
-fn idle_release(scenarios: &[(&str, Vec<String>)]) {
-    println!();
-    const AFTER: u64 = 3;
-    println!("{:<34} {:>10} {:>10} {:>8} {:>22}", "idle session (unique MiB)", "kept", "released", "diff", "screenshot after, ms");
-    for (name, pages) in scenarios {
-        let run = |flag: bool| {
-            let extra_args = if flag { vec!["--release-idle-seconds".into(), AFTER.to_string()] } else { Vec::new() };
-            let daemon = Daemon::start_with(DaemonOptions { extra_args, ..Default::default() });
-            assert!(eventually(Duration::from_secs(10), || webkit_children(daemon.pid).is_empty()));
-            let session = daemon.lease("bench").session_sized(1280, 720);
-            for page in pages.iter() {
-                session.navigate(page);
-            }
-            // Idle for AFTER, the reaper's next pass (at most 1 s later), the trim's 2 s.
-            std::thread::sleep(Duration::from_secs(AFTER + 4));
-            let idle = pss_kib(daemon.pid);
-            let begun = Instant::now();
-            let response = session.get("/observe?mode=screenshot&max_chars=200");
-            assert_eq!(response.status, 200, "{}", response.body);
-            let first_call = begun.elapsed().as_secs_f64() * 1000.0;
-            session.close();
-            (idle, first_call)
-        };
-        let (kept, kept_call) = run(false);
-        let (released, released_call) = run(true);
-        println!(
-            "{name:<34} {:>10.1} {:>10.1} {:>+8.1} {:>10.1} -> {:<10.1}",
-            kept as f64 / 1024.0,
-            released as f64 / 1024.0,
-            (released as f64 - kept as f64) / 1024.0,
-            kept_call,
-            released_call
-        );
-    }
-}
-
-/// Unique memory of the daemon's whole tree (PSS summed: a page shared inside the tree
-/// counts once): idle, with 1 to 5 sessions on the large page, after they close, and one
+/// Unique memory of the daemon's whole tree and of the X server it draws on (PSS summed:
+/// a page shared inside the tree counts once; a hidden page's surfaces may live in the X
+/// server, which is the daemon's own child when it started one): idle, with 1 to 5 sessions on the large page, after they close, and one
 /// session with 5 tabs; and the WebKit processes behind them.
 fn memory(daemon: &Daemon, lease: &Lease, page: &str) {
     println!();
@@ -179,7 +127,7 @@ fn memory(daemon: &Daemon, lease: &Lease, page: &str) {
     // Let the processes of sessions closed before exit first.
     assert!(eventually(Duration::from_secs(10), || webkit_children(daemon.pid).is_empty()));
     settle();
-    let base = pss_kib(daemon.pid);
+    let base = unique_kib(daemon);
     println!("memory (unique, daemon and its processes), idle: {:.1} MiB", base as f64 / 1024.0);
     let mut sessions = Vec::new();
     let mut totals = vec![base];
@@ -189,7 +137,7 @@ fn memory(daemon: &Daemon, lease: &Lease, page: &str) {
         let session = if count < 5 { lease.session_sized(1280, 720) } else { other.session_sized(1280, 720) };
         session.navigate(page);
         settle();
-        totals.push(pss_kib(daemon.pid));
+        totals.push(unique_kib(daemon));
         println!(
             "  {count} session(s) on (b): {:>7.1} MiB (+{:.1})",
             totals[count] as f64 / 1024.0,
@@ -204,8 +152,9 @@ fn memory(daemon: &Daemon, lease: &Lease, page: &str) {
     };
     let (web, web_mib) = kinds("WebKitWeb");
     let (network, network_mib) = kinds("WebKitNetwork");
-    let own = totals[5] as f64 / 1024.0 - web_mib - network_mib - kinds("Xvfb").1;
-    println!("  with 5 sessions: {web} web processes {web_mib:.1} MiB, {network} network processes {network_mib:.1} MiB, the daemon {own:.1} MiB");
+    let x_server = x_server_kib() as f64 / 1024.0;
+    let own = totals[5] as f64 / 1024.0 - web_mib - network_mib - x_server;
+    println!("  with 5 sessions: {web} web processes {web_mib:.1} MiB, {network} network processes {network_mib:.1} MiB, the X server {x_server:.1} MiB, the daemon {own:.1} MiB");
     if std::env::var_os("MALO_BENCH_SMAPS").is_some() {
         for (pid, name) in children(daemon.pid) {
             if name.starts_with("WebKitWeb") {
@@ -227,7 +176,7 @@ fn memory(daemon: &Daemon, lease: &Lease, page: &str) {
     }
     assert!(eventually(Duration::from_secs(10), || webkit_children(daemon.pid).is_empty()));
     settle();
-    let after = pss_kib(daemon.pid);
+    let after = unique_kib(daemon);
     println!(
         "after the 5 sessions closed: {:.1} MiB ({:+.1} MiB against idle)",
         after as f64 / 1024.0,
@@ -237,19 +186,29 @@ fn memory(daemon: &Daemon, lease: &Lease, page: &str) {
     let session = lease.session_sized(1280, 720);
     session.navigate(page);
     settle();
-    let one_tab = pss_kib(daemon.pid);
+    let one_tab = unique_kib(daemon);
     for _ in 2..=5 {
         let opened = session.tool("tab_new", json!({ "url": page }));
         assert_eq!(opened.status, 200, "{}", opened.body);
     }
     settle();
-    let five_tabs = pss_kib(daemon.pid);
+    let five_tabs = unique_kib(daemon);
     println!(
         "1 session with 5 tabs on (b): {:.1} MiB; each extra tab +{:.1} MiB",
         five_tabs as f64 / 1024.0,
         (five_tabs.saturating_sub(one_tab)) as f64 / 4.0 / 1024.0
     );
     session.close();
+}
+
+/// PSS of the daemon's tree plus the test X server's.
+fn unique_kib(daemon: &Daemon) -> u64 {
+    pss_kib(daemon.pid) + x_server_kib()
+}
+
+/// PSS of the X server the harness started for this process (the daemons draw on it).
+fn x_server_kib() -> u64 {
+    children(std::process::id()).into_iter().filter(|(_, name)| name.starts_with("Xvfb")).map(|(pid, _)| pss_kib(pid)).sum()
 }
 
 /// What the session proxy costs: page loads of the large page and of the 50-fetch page with

@@ -408,9 +408,6 @@ impl Broker {
                 let _ = self.release(&lease.id, "expired").await;
             } else {
                 lease.sessions.close_idle(self.settings.session_idle).await;
-                if let Some(after) = self.settings.release_idle {
-                    lease.sessions.release_idle(after).await;
-                }
             }
         }
     }

@@ -362,8 +362,6 @@ pub enum SessionRequest {
     CloseTab { tab: String },
     /// Cancel a running download; answers whether one was running.
     CancelDownload { download_id: String },
-    /// Give back what the session's pages can release now (it is idle).
-    ReleaseMemory,
 }
 
 /// What the engine answers.
@@ -440,7 +438,6 @@ impl Command {
             Command::Session { request: SessionRequest::NewTab, .. } => "tab_new",
             Command::Session { request: SessionRequest::CloseTab { .. }, .. } => "tab_close",
             Command::Session { request: SessionRequest::CancelDownload { .. }, .. } => "cancel_download",
-            Command::Session { request: SessionRequest::ReleaseMemory, .. } => "release_memory",
             Command::Page { request, .. } => request.kind(),
             Command::CloseAll { .. } => "close_all",
         }

@@ -67,7 +67,6 @@ impl Wire {
             lease_ttl: Duration::from_secs(60),
             session_idle: Duration::from_secs(60),
             max_sessions: 2,
-            release_idle: None,
             max_download_bytes: 1 << 20,
             data_dir: dir.clone(),
         };

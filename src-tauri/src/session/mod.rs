@@ -97,8 +97,6 @@ pub struct Session {
     last_used: Mutex<Instant>,
     /// Tool calls running now: a session is never idle while one runs.
     running: std::sync::atomic::AtomicUsize,
-    /// Whether it gave back memory since it was last used.
-    released: std::sync::atomic::AtomicBool,
 }
 
 /// While alive, a tool call runs on the session: it is in use, whatever the call's length.
@@ -132,13 +130,6 @@ impl Session {
     /// Marks the session as used now (resets the idle clock).
     pub fn touch(&self) {
         *self.last_used.lock().expect("idle clock poisoned") = Instant::now();
-        self.released.store(false, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    /// Whether the session has been idle for `after` and has not released memory since it
-    /// was last used; marks it released.
-    pub fn due_for_release(&self, after: Duration) -> bool {
-        self.idle_for() >= after && !self.released.swap(true, std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Marks a tool call as running until the returned guard is dropped.

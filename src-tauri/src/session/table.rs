@@ -11,7 +11,7 @@ use tokio::sync::Notify;
 
 use super::{Session, SessionDirs};
 use crate::engine::downloads::Downloads;
-use crate::engine::{EngineHandle, PopupPolicy, SessionRequest, SessionSpec, Tabs};
+use crate::engine::{EngineHandle, PopupPolicy, SessionSpec, Tabs};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{EventLog, SeqCounter};
 use crate::network::Capture;
@@ -257,7 +257,6 @@ impl SessionTable {
             changed: self.services.changed.clone(),
             last_used: Mutex::new(Instant::now()),
             running: Default::default(),
-            released: Default::default(),
         }))
     }
 
@@ -341,20 +340,6 @@ impl SessionTable {
             self.list().into_iter().filter(|session| session.idle_for() >= limit).map(|session| session.id.clone()).collect();
         for id in idle {
             let _ = self.close(&id, "idle").await;
-        }
-    }
-
-    /// Sessions idle for `after` give back memory (once per idle spell).
-    pub async fn release_idle(&self, after: Duration) {
-        let due: Vec<Arc<Session>> = self.list().into_iter().filter(|session| session.due_for_release(after)).collect();
-        for session in &due {
-            match session.engine.session::<()>(&session.id, SessionRequest::ReleaseMemory).await {
-                Ok(()) => tracing::debug!(session = %session.id, "idle session released memory"),
-                Err(error) => tracing::debug!(session = %session.id, %error, "idle session could not release memory"),
-            }
-        }
-        if !due.is_empty() {
-            crate::memory::trim_soon();
         }
     }
 

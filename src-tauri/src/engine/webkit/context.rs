@@ -10,8 +10,8 @@
 use std::path::Path;
 
 use webkit2gtk::{
-    gio, glib, CacheModel, CookieManagerExt, CookiePersistentStorage, NetworkProxyMode, NetworkProxySettings, TLSErrorsPolicy,
-    WebContextExt, WebsiteDataManager, WebsiteDataManagerExt, WebsiteDataManagerExtManual, WebsiteDataTypes,
+    CookieManagerExt, CookiePersistentStorage, NetworkProxyMode, NetworkProxySettings, TLSErrorsPolicy, WebContextExt, WebsiteDataManager,
+    WebsiteDataManagerExt,
 };
 
 /// A context whose data (cookies, storage, cache) lives in `dir`, whose web processes
@@ -26,22 +26,6 @@ pub(super) fn persistent(dir: &Path, web_process_dir: &Path) -> webkit2gtk::WebC
     context.set_automation_allowed(false);
     context.set_web_extensions_directory(&web_process_dir.to_string_lossy());
     context
-}
-
-/// Asks the context's web processes to drop their memory caches: decoded resources and
-/// the back/forward cache's whole pages. Cookies, storage and the disk cache stay. (Each
-/// page's script heap is collected by the web-process extension: [`super::web_process`].)
-pub(super) fn release_memory(context: &webkit2gtk::WebContext) {
-    // A web process prunes its caches to the capacities of a smaller cache model at once;
-    // the browser model then lets them grow again from the next page on.
-    context.set_cache_model(CacheModel::DocumentViewer);
-    context.set_cache_model(CacheModel::WebBrowser);
-    let Some(manager) = context.website_data_manager() else { return };
-    manager.clear(WebsiteDataTypes::MEMORY_CACHE, glib::TimeSpan::from_seconds(0), None::<&gio::Cancellable>, |result| {
-        if let Err(error) = result {
-            tracing::debug!(%error, "could not clear a memory cache");
-        }
-    });
 }
 
 /// Sends every request of the context through `proxy` (`http://127.0.0.1:<port>`), loopback

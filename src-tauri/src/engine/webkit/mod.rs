@@ -241,16 +241,6 @@ impl Engine {
                 Answer::Done
             }
             SessionRequest::CancelDownload { download_id } => Answer::Flag(self.downloads.cancel(&download_id)),
-            SessionRequest::ReleaseMemory => {
-                context::release_memory(&session.context);
-                let views: Vec<webkit2gtk::WebView> = session.tabs.borrow().iter().map(|tab| tab.view.clone()).collect();
-                let mut answered = 0;
-                for view in &views {
-                    answered += usize::from(web_process::release_memory(view).await);
-                }
-                tracing::debug!(session = %session.spec.session_id, tabs = views.len(), answered, "pages released memory");
-                Answer::Done
-            }
         })
     }
 

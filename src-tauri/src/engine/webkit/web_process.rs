@@ -4,17 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use webkit2gtk::{glib, UserMessageExt};
+use webkit2gtk::UserMessageExt;
 
 /// The shared object, as built for this binary.
 const EXTENSION: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmalo_web_process.so"));
 const FILE_NAME: &str = "libmalo_web_process.so";
 /// The name of the extension's message (see the extension).
 const MESSAGE_NAME: &str = "malo:console";
-/// The message that asks a page to give memory back (see the extension), and its reply.
-const RELEASE_MEMORY: &str = "malo:release-memory";
-/// How long a page may take to collect its heap before the engine stops waiting.
-const RELEASE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 /// The prefix of WebKit's refusal of a local or engine URL.
 const LOCAL_REFUSAL: &str = "Not allowed to load local resource: ";
 
@@ -32,16 +28,6 @@ pub(crate) fn install(data_dir: &Path) -> std::io::Result<PathBuf> {
     std::fs::write(&partial, EXTENSION)?;
     std::fs::rename(&partial, &path)?;
     Ok(dir)
-}
-
-/// Asks the page in `view` to collect its script heap and trim its allocator (the
-/// extension does it in the web process); answers once it did, or after
-/// [`RELEASE_TIMEOUT`] (a busy page is left alone: releasing is best effort).
-pub(super) async fn release_memory(view: &webkit2gtk::WebView) -> bool {
-    use webkit2gtk::WebViewExt;
-    let message = webkit2gtk::UserMessage::new(RELEASE_MEMORY, None);
-    let reply = view.send_message_to_page_future(&message);
-    matches!(glib::future_with_timeout(RELEASE_TIMEOUT, reply).await, Ok(Ok(_)))
 }
 
 /// A message WebKit itself wrote to a page's console.
