@@ -205,7 +205,15 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
     runtime.shutdown_timeout(Duration::from_secs(2));
     // Leases and anonymous sessions never outlive the daemon; a network process that was
     // still exiting may have written into a session directory after it was removed.
-    let _ = std::fs::remove_dir_all(settings.data_dir.join("leases"));
+    // Under load that can happen just after this removal, so it is checked again (bounded).
+    let leases_dir = settings.data_dir.join("leases");
+    for _ in 0..20 {
+        let _ = std::fs::remove_dir_all(&leases_dir);
+        std::thread::sleep(Duration::from_millis(50));
+        if !leases_dir.exists() {
+            break;
+        }
+    }
     drop(screen);
     if let Some(reason) = failure.lock().expect("failure poisoned").take() {
         tracing::error!(%reason, "daemon could not start");
