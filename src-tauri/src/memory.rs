@@ -27,16 +27,15 @@ pub fn trim_soon() {
     });
 }
 
-/// Returns the allocator's free pages to the system now; returns whether any went.
-pub fn trim() -> bool {
+/// Returns the allocator's free pages to the system now.
+fn trim() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         #[allow(unsafe_code)]
         // SAFETY: malloc_trim takes each arena's lock itself and only releases pages
         // that hold no allocation; it is safe to call from any thread at any time.
-        let released = unsafe { libc::malloc_trim(0) };
-        released != 0
+        unsafe {
+            libc::malloc_trim(0);
+        }
     }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    false
 }
