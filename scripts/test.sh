@@ -25,7 +25,8 @@ cargo test --workspace --locked --test e2e "$@"
 
 # The core again on a Wayland desktop with XWayland (a private weston): sessions, page
 # tools and tabs. The takeover and focus tests stay on X11, whose tools read focus;
-# tests/e2e/wayland.rs covers the takeover window and Wayland alone.
+# tests/e2e/wayland.rs covers the takeover window and Wayland alone, without a seat
+# (weston) and with one (sway).
 if [ "$#" -eq 0 ]; then
   echo "== end-to-end core on Wayland (weston, XWayland)" >&2
   MALO_TEST_BACKEND=wayland cargo test --workspace --locked --test e2e -- sessions:: tools:: tabs::

@@ -63,6 +63,66 @@ pub fn weston() -> &'static (PathBuf, String, String) {
     })
 }
 
+/// A private sway (wlroots, headless backend, Wayland only), started once: unlike weston's
+/// headless backend it offers an input seat (without devices), as a desktop does. sway
+/// refuses to run as root, so a root test run starts it as `nobody`. Answers (runtime dir,
+/// Wayland socket name, sway's IPC socket).
+pub fn sway() -> &'static (PathBuf, String, PathBuf) {
+    static SWAY: OnceLock<(PathBuf, String, PathBuf)> = OnceLock::new();
+    SWAY.get_or_init(|| {
+        let runtime = std::env::temp_dir().join(format!("malo-sway-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&runtime);
+        std::fs::create_dir_all(&runtime).unwrap();
+        std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let config = runtime.join("config");
+        std::fs::write(&config, "xwayland disable\n").unwrap();
+        let root = Command::new("id").arg("-u").output().map(|out| out.stdout.starts_with(b"0\n")).unwrap_or(false);
+        let mut command = if root {
+            let nobody = Command::new("id").args(["-u", "nobody"]).output().expect("id");
+            let uid = String::from_utf8_lossy(&nobody.stdout).trim().to_string();
+            Command::new("chown").args([&uid, &runtime.display().to_string(), &config.display().to_string()]).status().unwrap();
+            let mut command = Command::new("setpriv");
+            command.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "sway"]);
+            command
+        } else {
+            Command::new("sway")
+        };
+        let log = std::fs::File::create(std::env::temp_dir().join(format!("malo-sway-{}.log", std::process::id()))).unwrap();
+        let child = command
+            .arg("-c")
+            .arg(&config)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("WLR_BACKENDS", "headless")
+            .env("WLR_LIBINPUT_NO_DEVICES", "1")
+            .env("WLR_RENDERER", "pixman")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("sway is not installed; run scripts/setup.sh");
+        watchdog(child.id());
+        std::mem::forget(child);
+        let mut found = None;
+        let started = eventually(Duration::from_secs(10), || {
+            let names: Vec<String> = std::fs::read_dir(&runtime)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect();
+            let socket = names.iter().find(|name| name.starts_with("wayland-") && !name.ends_with(".lock"));
+            let ipc = names.iter().find(|name| name.starts_with("sway-ipc."));
+            found = socket.zip(ipc).map(|(socket, ipc)| (socket.clone(), runtime.join(ipc)));
+            found.is_some()
+        });
+        assert!(started, "sway did not start (see {}/malo-sway-*.log)", std::env::temp_dir().display());
+        let (socket, ipc) = found.unwrap();
+        (runtime, socket, ipc)
+    })
+}
+
 /// The X display every daemon of this test run uses (a private Xvfb, started once; under
 /// `MALO_TEST_BACKEND=wayland`, weston's XWayland).
 pub fn display() -> &'static str {
@@ -169,7 +229,8 @@ pub struct DaemonOptions {
     pub open_files: Option<u64>,
     /// Start with no display at all (the daemon then starts its own X server).
     pub headless: bool,
-    /// The screen, instead of the run's [`backend`]: `x11`, `wayland` or `wayland-native`.
+    /// The screen, instead of the run's [`backend`]: `x11`, `wayland`, `wayland-native` or
+    /// `sway` (Wayland alone, with a seat).
     pub backend: Option<&'static str>,
 }
 
@@ -336,6 +397,9 @@ pub fn daemon_command(data_dir: &Path, options: &DaemonOptions, port_range: (u16
     let backend = options.backend.unwrap_or(backend());
     if options.headless {
         command.env_remove("DISPLAY");
+    } else if backend == "sway" {
+        let (runtime, socket, _) = sway();
+        command.env("XDG_RUNTIME_DIR", runtime).env("WAYLAND_DISPLAY", socket).env_remove("DISPLAY");
     } else if backend.starts_with("wayland") {
         let (runtime, socket, x_display) = weston();
         command.env("XDG_RUNTIME_DIR", runtime).env("WAYLAND_DISPLAY", socket);

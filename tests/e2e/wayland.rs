@@ -2,10 +2,12 @@
 //! (as on GNOME, KDE or sway), malo draws through it: everything works as on X11. On
 //! Wayland alone, pages load, render and answer, the takeover window shows, and input
 //! tools say plainly that the compositor offers no input seat instead of failing oddly.
+//! Under sway (wlroots), which offers a seat, input works on Wayland alone too; the
+//! takeover window's focus is the compositor's decision there, and malo says so.
 
 use std::process::Command;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::harness::*;
 
@@ -17,6 +19,23 @@ fn xwayland_windows(title: &str) -> Vec<String> {
         .output()
         .expect("xdotool is needed");
     String::from_utf8_lossy(&output.stdout).lines().map(str::to_string).collect()
+}
+
+/// sway's windows, as (title, focused).
+fn sway_windows() -> Vec<(String, bool)> {
+    let output = Command::new("swaymsg").args(["-r", "-t", "get_tree"]).env("SWAYSOCK", &sway().2).output().expect("swaymsg is needed");
+    let tree: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    let mut windows = Vec::new();
+    let mut stack = vec![&tree];
+    while let Some(node) = stack.pop() {
+        if node["pid"].is_u64() {
+            windows.push((node["name"].as_str().unwrap_or("").to_string(), node["focused"] == true));
+        }
+        for key in ["nodes", "floating_nodes"] {
+            stack.extend(node[key].as_array().into_iter().flatten());
+        }
+    }
+    windows
 }
 
 #[test]
@@ -62,4 +81,33 @@ fn on_wayland_alone_pages_work_and_input_says_the_compositor_has_no_seat() {
     assert_eq!(session.tool("watch", json!({ "show": false })).status, 200);
     session.navigate(&fixtures.url("/f/hello.html"));
     assert_eq!(session.title(), "Hello fixture");
+}
+
+#[test]
+fn on_wayland_with_a_seat_input_works_and_the_window_says_its_focus_is_the_compositors() {
+    let fixtures = Fixtures::start();
+    let daemon = Daemon::start_with(DaemonOptions { backend: Some("sway"), ..DaemonOptions::default() });
+    assert!(daemon.stderr().contains("Wayland display"), "{}", daemon.stderr());
+    let session = daemon.lease("agent-a").session_sized(640, 480);
+    session.navigate(&fixtures.url("/f/actions.html"));
+    session.ok("click", json!({ "selector": "#save" }));
+    session.ok("fill", json!({ "selector": "#user", "text": "on sway" }));
+    session.ok("type", json!({ "selector": "#user", "text": "!" }));
+    assert_eq!(session.page_value("document.querySelector('#status').textContent"), "Saved trusted 1");
+    assert_eq!(session.page_value("document.querySelector('#user').value"), "on sway!");
+    let shot = session.get("/observe?mode=screenshot");
+    assert_eq!((shot.body["screenshot"]["width"].as_u64(), shot.body["screenshot"]["height"].as_u64()), (Some(640), Some(480)));
+    // Hidden sessions map nothing. A window asked not to take focus says that only the
+    // compositor decides (sway gives new windows focus unless a rule says otherwise).
+    assert!(sway_windows().is_empty(), "{:?}", sway_windows());
+    let shown = session.ok("watch", json!({ "show": true }));
+    assert!(shown["note"].as_str().unwrap_or("").contains("compositor decides"), "{shown}");
+    assert!(eventually(std::time::Duration::from_secs(5), || sway_windows().iter().any(|(title, _)| title.starts_with("malo-browser"))));
+    session.ok("watch", json!({ "show": false }));
+    assert!(eventually(std::time::Duration::from_secs(5), || sway_windows().is_empty()), "the window stayed: {:?}", sway_windows());
+    let asked = session.ok("watch", json!({ "show": true, "focus": true }));
+    assert!(asked.get("note").is_none(), "{asked}");
+    assert!(eventually(std::time::Duration::from_secs(5), || sway_windows().iter().any(|(title, focused)| title.starts_with("malo-browser") && *focused)));
+    session.ok("watch", json!({ "show": false }));
+    session.close();
 }

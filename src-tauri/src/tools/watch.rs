@@ -1,6 +1,7 @@
 //! `watch`: show the session to a person in the takeover window (toolbar + the session's
 //! own page), or hand it back offscreen. `focus: false` (the default) never takes the
-//! person's keyboard focus or raises the window over theirs.
+//! person's keyboard focus or raises the window over theirs where the window manager
+//! honours the request (X11); on Wayland the compositor decides, and the answer says so.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -31,7 +32,7 @@ fn yes() -> bool {
 pub(super) fn tool() -> Tool {
     Tool::new(
         "watch",
-        "Show the session to a person in a small window with back/forward/reload, an address bar and a Done button (show=true), or hide it again (show=false). The page is the session's own, unchanged; screenshots never include the toolbar. focus=false (default) does not take keyboard focus.",
+        "Show the session to a person in a small window with back/forward/reload, an address bar and a Done button (show=true), or hide it again (show=false). The page is the session's own, unchanged; screenshots never include the toolbar. focus=false (default) does not take keyboard focus (on Wayland the compositor decides, and the answer has a note saying so).",
         |context: ToolContext, input: WatchInput| async move {
             let session = &context.session;
             let change = if input.show { WatchChange::Show { title: session.window_title(), focus: input.focus, keep_visible: Some(input.keep_visible) } } else { WatchChange::Hide };

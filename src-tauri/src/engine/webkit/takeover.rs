@@ -103,10 +103,24 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: Option
     if focus {
         window.present();
     }
+    let wayland = on_wayland(&window);
     *state.window.borrow_mut() = Some(Takeover { window, layout, toolbar: Some(toolbar), uri_handler: Some(uri_handler) });
     tab.state.page.set_shown(true);
     tab.events.push("watch", Some(&tab.id), json!({ "shown": true, "focus": focus }));
-    Ok(json!({ "shown": true, "focus": focus, "title": title }))
+    let mut answer = json!({ "shown": true, "focus": focus, "title": title });
+    if !focus && wayland {
+        answer["note"] = json!(WAYLAND_FOCUS);
+    }
+    Ok(answer)
+}
+
+/// Said with `focus: false` on Wayland, where no protocol lets a window map without focus.
+const WAYLAND_FOCUS: &str =
+    "on Wayland the compositor decides whether a new window takes keyboard focus: malo cannot keep it in the background (on sway, a no_focus rule for the title \"malo-browser\" does)";
+
+/// Whether the window is a Wayland surface (not X11 or XWayland).
+fn on_wayland(window: &gtk::Window) -> bool {
+    window.display().type_().name() == "GdkWaylandDisplay"
 }
 
 /// A person hands the session back (Done, closing the window, the tray's Hide): counts a
