@@ -107,7 +107,8 @@ fn on_wayland_with_a_seat_input_works_and_the_window_says_its_focus_is_the_compo
     assert!(eventually(std::time::Duration::from_secs(5), || sway_windows().is_empty()), "the window stayed: {:?}", sway_windows());
     let asked = session.ok("watch", json!({ "show": true, "focus": true }));
     assert!(asked.get("note").is_none(), "{asked}");
-    assert!(eventually(std::time::Duration::from_secs(5), || sway_windows().iter().any(|(title, focused)| title.starts_with("malo-browser") && *focused)));
+    let focused = || sway_windows().iter().any(|(title, focused)| title.starts_with("malo-browser") && *focused);
+    assert!(eventually(std::time::Duration::from_secs(5), focused), "{:?}", sway_windows());
     session.ok("watch", json!({ "show": false }));
     session.close();
 }
