@@ -24,15 +24,21 @@ pub fn backend() -> &'static str {
     BACKEND.get_or_init(|| std::env::var("MALO_TEST_BACKEND").unwrap_or_else(|_| "x11".into()))
 }
 
+/// A fresh private `XDG_RUNTIME_DIR` (mode 0700) for a compositor of this test run.
+fn runtime_dir(compositor: &str) -> PathBuf {
+    let runtime = std::env::temp_dir().join(format!("malo-{compositor}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&runtime);
+    std::fs::create_dir_all(&runtime).unwrap();
+    std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    runtime
+}
+
 /// A private weston (headless backend, with XWayland), started once: (runtime dir, Wayland
 /// socket name, XWayland's X display).
 pub fn weston() -> &'static (PathBuf, String, String) {
     static WESTON: OnceLock<(PathBuf, String, String)> = OnceLock::new();
     WESTON.get_or_init(|| {
-        let runtime = std::env::temp_dir().join(format!("malo-weston-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&runtime);
-        std::fs::create_dir_all(&runtime).unwrap();
-        std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let runtime = runtime_dir("weston");
         let socket = "wayland-malo".to_string();
         let log = runtime.join("weston.log");
         let child = Command::new("weston")
@@ -70,10 +76,7 @@ pub fn weston() -> &'static (PathBuf, String, String) {
 pub fn sway() -> &'static (PathBuf, String, PathBuf) {
     static SWAY: OnceLock<(PathBuf, String, PathBuf)> = OnceLock::new();
     SWAY.get_or_init(|| {
-        let runtime = std::env::temp_dir().join(format!("malo-sway-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&runtime);
-        std::fs::create_dir_all(&runtime).unwrap();
-        std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let runtime = runtime_dir("sway");
         let config = runtime.join("config");
         std::fs::write(&config, "xwayland disable\n").unwrap();
         let root = Command::new("id").arg("-u").output().map(|out| out.stdout.starts_with(b"0\n")).unwrap_or(false);
