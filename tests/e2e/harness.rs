@@ -79,18 +79,18 @@ pub fn sway() -> &'static (PathBuf, String, PathBuf) {
         let runtime = runtime_dir("sway");
         let config = runtime.join("config");
         std::fs::write(&config, "xwayland disable\n").unwrap();
-        let root = Command::new("id").arg("-u").output().map(|out| out.stdout.starts_with(b"0\n")).unwrap_or(false);
+        let log_path = runtime.join("sway.log");
+        let log = std::fs::File::create(&log_path).unwrap();
+        // /proc/self belongs to the process's effective user.
+        let root = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap()) == 0;
         let mut command = if root {
-            let nobody = Command::new("id").args(["-u", "nobody"]).output().expect("id");
-            let uid = String::from_utf8_lossy(&nobody.stdout).trim().to_string();
-            Command::new("chown").args([&uid, &runtime.display().to_string(), &config.display().to_string()]).status().unwrap();
+            Command::new("chown").arg("nobody").args([&runtime, &config]).status().unwrap();
             let mut command = Command::new("setpriv");
             command.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "sway"]);
             command
         } else {
             Command::new("sway")
         };
-        let log = std::fs::File::create(std::env::temp_dir().join(format!("malo-sway-{}.log", std::process::id()))).unwrap();
         let child = command
             .arg("-c")
             .arg(&config)
@@ -120,7 +120,7 @@ pub fn sway() -> &'static (PathBuf, String, PathBuf) {
             found = socket.zip(ipc).map(|(socket, ipc)| (socket.clone(), runtime.join(ipc)));
             found.is_some()
         });
-        assert!(started, "sway did not start (see {}/malo-sway-*.log)", std::env::temp_dir().display());
+        assert!(started, "sway did not start: {}", std::fs::read_to_string(&log_path).unwrap_or_default());
         let (socket, ipc) = found.unwrap();
         (runtime, socket, ipc)
     })
