@@ -51,12 +51,45 @@ pub struct Event {
 /// A page of events after a cursor.
 #[derive(Debug, Clone, Serialize)]
 pub struct EventPage {
-    /// Events with `seq > after`, oldest first.
+    /// Events with `seq > after` (or the newest, without `after`), oldest first.
     pub events: Vec<Event>,
     /// Pass this as the next `after` to continue.
     pub cursor: u64,
     /// More events matched than `limit` allowed.
     pub has_more: bool,
+    /// Without `after`: how many older matching events were left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub older_omitted: Option<usize>,
+}
+
+/// The part of a log's matching entries that a read answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window<T> {
+    /// The entries answered, oldest first.
+    pub items: Vec<T>,
+    /// With a cursor: more entries after these than `limit` allowed.
+    pub has_more: bool,
+    /// Without a cursor: how many older entries were left out.
+    pub older_omitted: Option<usize>,
+}
+
+/// Chooses what a read of a log answers from `matching` (oldest first; already only those
+/// after the cursor when there is one): with a cursor the first `limit`, paging forward;
+/// without one the newest `limit`, since the buffers keep the newest and an agent that
+/// looks without a cursor wants what just happened.
+pub fn window<T>(mut matching: Vec<T>, after: Option<u64>, limit: usize) -> Window<T> {
+    match after {
+        Some(_) => {
+            let has_more = matching.len() > limit;
+            matching.truncate(limit);
+            Window { items: matching, has_more, older_omitted: None }
+        }
+        None => {
+            let omitted = matching.len().saturating_sub(limit);
+            matching.drain(..omitted);
+            Window { items: matching, has_more: false, older_omitted: Some(omitted) }
+        }
+    }
 }
 
 /// A session's event buffer. Cheap to share: the engine writes page events into it from
@@ -104,7 +137,7 @@ impl EventLog {
             let pushed = self.pushed.notified();
             tokio::pin!(pushed);
             pushed.as_mut().enable();
-            if let Some(event) = self.after_matching(after, 1, tab, Some(kind)).events.into_iter().next() {
+            if let Some(event) = self.after_matching(Some(after), 1, tab, Some(kind)).events.into_iter().next() {
                 return Some(event);
             }
             if tokio::time::timeout_at(deadline, pushed).await.is_err() {
@@ -131,19 +164,24 @@ impl EventLog {
 
     /// Up to `limit` events with `seq > after`.
     pub fn after(&self, after: u64, limit: usize) -> EventPage {
-        self.after_matching(after, limit, None, None)
+        self.after_matching(Some(after), limit, None, None)
     }
 
-    /// Up to `limit` events with `seq > after`, only of `tab` and of type `kind` when given.
-    pub fn after_matching(&self, after: u64, limit: usize, tab: Option<&str>, kind: Option<&str>) -> EventPage {
+    /// Up to `limit` events with `seq > after` (without `after`, the newest `limit`), only
+    /// of `tab` and of type `kind` when given.
+    pub fn after_matching(&self, after: Option<u64>, limit: usize, tab: Option<&str>, kind: Option<&str>) -> EventPage {
         let events = self.events.lock().expect("event log poisoned");
-        let matching = events.iter().filter(|event| {
-            event.seq > after && tab.is_none_or(|tab| event.tab.as_deref() == Some(tab)) && kind.is_none_or(|kind| event.kind == kind)
-        });
-        let selected: Vec<Event> = matching.clone().take(limit).cloned().collect();
-        let has_more = matching.count() > selected.len();
-        let cursor = selected.last().map(|event| event.seq).unwrap_or(after.max(self.newest_seq(&events)));
-        EventPage { events: selected, cursor, has_more }
+        let floor = after.unwrap_or(0);
+        let matching: Vec<&Event> = events
+            .iter()
+            .filter(|event| {
+                event.seq > floor && tab.is_none_or(|tab| event.tab.as_deref() == Some(tab)) && kind.is_none_or(|kind| event.kind == kind)
+            })
+            .collect();
+        let chosen = window(matching, after, limit);
+        let selected: Vec<Event> = chosen.items.into_iter().cloned().collect();
+        let cursor = selected.last().map(|event| event.seq).unwrap_or(floor.max(self.newest_seq(&events)));
+        EventPage { events: selected, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted }
     }
 
     /// The seq of the newest event kept (0 when none).
@@ -169,12 +207,16 @@ pub struct SeqRing<T> {
 /// A page of a [`SeqRing`] after a cursor.
 #[derive(Debug, Clone, Serialize)]
 pub struct RingPage<T: Serialize> {
-    /// Entries with `seq > after`, oldest first, each with its `seq`.
+    /// Entries with `seq > after` (or the newest, without `after`), oldest first, each
+    /// with its `seq`.
     pub entries: Vec<T>,
     /// Pass this as the next `after`.
     pub cursor: u64,
     /// More entries matched than `limit` allowed.
     pub has_more: bool,
+    /// Without `after`: how many older matching entries were left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub older_omitted: Option<usize>,
 }
 
 impl<T: Clone + Serialize> SeqRing<T> {
@@ -194,14 +236,16 @@ impl<T: Clone + Serialize> SeqRing<T> {
         seq
     }
 
-    /// Up to `limit` entries after `after` that `keep` admits, each as JSON with its `seq`.
-    pub fn after(&self, after: u64, limit: usize, keep: impl Fn(&T) -> bool) -> RingPage<Value> {
+    /// Up to `limit` entries after `after` (without `after`, the newest `limit`) that
+    /// `keep` admits, each as JSON with its `seq`.
+    pub fn after(&self, after: Option<u64>, limit: usize, keep: impl Fn(&T) -> bool) -> RingPage<Value> {
         let entries = self.entries.lock().expect("ring poisoned");
-        let matching: Vec<&(u64, T)> = entries.iter().filter(|(seq, entry)| *seq > after && keep(entry)).collect();
-        let has_more = matching.len() > limit;
-        let selected: Vec<Value> = matching
+        let floor = after.unwrap_or(0);
+        let matching: Vec<&(u64, T)> = entries.iter().filter(|(seq, entry)| *seq > floor && keep(entry)).collect();
+        let chosen = window(matching, after, limit);
+        let selected: Vec<Value> = chosen
+            .items
             .iter()
-            .take(limit)
             .map(|(seq, entry)| {
                 let mut value = serde_json::to_value(entry).unwrap_or_default();
                 if let Some(object) = value.as_object_mut() {
@@ -210,11 +254,9 @@ impl<T: Clone + Serialize> SeqRing<T> {
                 value
             })
             .collect();
-        let cursor = matching
-            .get(limit.min(matching.len()).wrapping_sub(1))
-            .map(|(seq, _)| *seq)
-            .unwrap_or_else(|| after.max(entries.back().map(|(seq, _)| *seq).unwrap_or(0)));
-        RingPage { entries: selected, cursor, has_more }
+        let cursor =
+            chosen.items.last().map(|(seq, _)| *seq).unwrap_or_else(|| floor.max(entries.back().map(|(seq, _)| *seq).unwrap_or(0)));
+        RingPage { entries: selected, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted }
     }
 }
 
@@ -252,6 +294,12 @@ mod tests {
         let empty = log.after(rest.cursor, 10);
         assert!(empty.events.is_empty());
         assert_eq!(empty.cursor, rest.cursor);
+
+        // Without a cursor, the newest ten, oldest first, and how many older ones there are.
+        let newest = log.after_matching(None, 10, None, None);
+        assert_eq!(newest.events.first().unwrap().seq, (EVENT_CAPACITY + 5 - 9) as u64);
+        assert_eq!(newest.events.last().unwrap().seq, (EVENT_CAPACITY + 5) as u64);
+        assert_eq!((newest.cursor, newest.has_more, newest.older_omitted), ((EVENT_CAPACITY + 5) as u64, false, Some(EVENT_CAPACITY - 10)));
     }
 
     #[test]
@@ -261,13 +309,20 @@ mod tests {
         for text in ["a", "b", "c", "d"] {
             ring.push(json!({ "text": text }));
         }
-        let page = ring.after(0, 2, |_| true);
+        let page = ring.after(Some(0), 2, |_| true);
         assert_eq!(page.entries.iter().map(|entry| entry["text"].as_str().unwrap()).collect::<Vec<_>>(), ["b", "c"]);
         assert!(page.has_more);
-        let rest = ring.after(page.cursor, 10, |entry| entry["text"] != "zzz");
+        let rest = ring.after(Some(page.cursor), 10, |entry| entry["text"] != "zzz");
         assert_eq!(rest.entries.len(), 1);
         assert_eq!(rest.cursor, 4);
-        assert_eq!(ring.after(rest.cursor, 10, |_| true).cursor, 4, "an empty page keeps the cursor");
+        assert_eq!(ring.after(Some(rest.cursor), 10, |_| true).cursor, 4, "an empty page keeps the cursor");
+
+        // Without a cursor: the newest, in order, saying how many older ones were left out.
+        let newest = ring.after(None, 2, |_| true);
+        assert_eq!(newest.entries.iter().map(|entry| entry["text"].as_str().unwrap()).collect::<Vec<_>>(), ["c", "d"]);
+        assert_eq!((newest.cursor, newest.has_more, newest.older_omitted), (4, false, Some(1)));
+        let all = ring.after(None, 10, |_| true);
+        assert_eq!((all.entries.len(), all.older_omitted), (3, Some(0)));
     }
 
     #[test]

@@ -2,9 +2,12 @@
 //! loopback port without a token, so a connection is a resource to ration: each port
 //! holds at most [`MAX_CONNECTIONS_PER_PORT`], the whole daemon at most a budget derived
 //! from its open-file limit, and a newcomer past either limit takes the place of the
-//! oldest connection that has not made a request yet (an idle or slowloris client), or
-//! else of the connection idle the longest; a newcomer with no one to replace is
-//! refused. The servers ([`crate::http`], [`crate::proxy`]) close connections whose
+//! oldest connection that has not made a request yet (an idle or slowloris client), else
+//! of the one whose request body has gone longest without a byte (a half-sent body is
+//! not work in progress), else of the connection idle the longest. A newcomer with no
+//! one to replace still gets one of [`RESERVED_PER_PORT`] places kept for newcomers, so a
+//! port full of answered-but-unfinished requests still lets a client in; past those it
+//! is refused. The servers ([`crate::http`], [`crate::proxy`]) close connections whose
 //! request headers or bodies trickle in too slowly.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -15,6 +18,8 @@ use tokio::sync::Notify;
 
 /// Connections one API port holds at once.
 pub const MAX_CONNECTIONS_PER_PORT: usize = 256;
+/// Places a port keeps beyond its limit for newcomers when no connection can be replaced.
+pub const RESERVED_PER_PORT: usize = 16;
 /// File descriptors kept out of the connection budget: WebKit's IPC, logs, session files,
 /// upstream connections of the proxies.
 const RESERVED_DESCRIPTORS: u64 = 256;
@@ -26,8 +31,16 @@ const MAX_BUDGET: usize = 16_384;
 /// How long a client may take to send a request's headers (the first request's included:
 /// an idle connection is closed after this).
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a client may take to send a request body.
-pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a request body may go without a byte (before its first one, too).
+pub const BODY_STALL: Duration = Duration::from_secs(5);
+/// The slowest rate an honest client sends a body at: a body of `n` bytes may take
+/// [`BODY_STALL`] plus `n` bytes at this rate from its first byte (1 MB: about 66 s).
+pub const HONEST_BODY_RATE: u64 = 16 * 1024;
+
+/// How long a body of `length` bytes may take from its first byte to its last.
+pub fn body_time_limit(length: u64) -> Duration {
+    BODY_STALL + Duration::from_millis(length.saturating_mul(1000) / HONEST_BODY_RATE)
+}
 
 /// Raises the soft open-file limit to the hard one (logged), and sizes the daemon-wide
 /// connection budget from the result.
@@ -116,6 +129,10 @@ struct Slot {
     in_flight: AtomicUsize,
     /// When the last request ended (ms since the registry's epoch).
     idle_since_ms: AtomicU64,
+    /// Whether a request's body is still being received.
+    receiving_body: AtomicBool,
+    /// When the body being received last brought a byte (ms since the registry's epoch).
+    body_progress_ms: AtomicU64,
     evict: Notify,
 }
 
@@ -132,7 +149,12 @@ impl Admission {
         let mut open = registry.open.lock().expect("connection registry poisoned");
         let on_port = open.iter().filter(|slot| slot.port == port).count();
         let victim = if on_port >= cap {
-            Some(victim(&open, Some(port)))
+            match victim(&open, Some(port)) {
+                Some(index) => Some(Some(index)),
+                // No one to replace: a newcomer may still take one of the reserved places.
+                None if on_port < cap + RESERVED_PER_PORT => None,
+                None => Some(None),
+            }
         } else if open.len() >= registry.budget.load(Ordering::Relaxed) {
             Some(victim(&open, None))
         } else {
@@ -158,6 +180,8 @@ impl Admission {
             served: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
             idle_since_ms: AtomicU64::new(now_ms()),
+            receiving_body: AtomicBool::new(false),
+            body_progress_ms: AtomicU64::new(0),
             evict: Notify::new(),
         });
         open.push(slot.clone());
@@ -208,6 +232,40 @@ pub struct RequestGuard {
     slot: Arc<Slot>,
 }
 
+impl RequestGuard {
+    /// The request has a body to receive: until [`BodyProgress::done`], the connection
+    /// ranks by when that body last brought a byte, and one that stalls is replaceable.
+    pub fn body_progress(&self) -> BodyProgress {
+        self.slot.body_progress_ms.store(now_ms(), Ordering::Relaxed);
+        self.slot.receiving_body.store(true, Ordering::Relaxed);
+        BodyProgress { slot: self.slot.clone() }
+    }
+}
+
+/// How a request body is arriving, as the registry's choice of a connection to replace
+/// sees it.
+pub struct BodyProgress {
+    slot: Arc<Slot>,
+}
+
+impl BodyProgress {
+    /// Some of the body arrived.
+    pub fn arrived(&self) {
+        self.slot.body_progress_ms.store(now_ms(), Ordering::Relaxed);
+    }
+
+    /// The body has arrived whole (or failed).
+    pub fn done(&self) {
+        self.slot.receiving_body.store(false, Ordering::Relaxed);
+    }
+}
+
+impl Drop for BodyProgress {
+    fn drop(&mut self) {
+        self.done();
+    }
+}
+
 impl Drop for RequestGuard {
     fn drop(&mut self) {
         self.slot.idle_since_ms.store(now_ms(), Ordering::Relaxed);
@@ -251,17 +309,25 @@ pub fn report() -> ConnectionReport {
 }
 
 /// The connection to give up (among `port`'s, or all): the oldest that has made no
-/// request; else the one idle the longest; none while every one is answering.
+/// request; else the one whose request body has gone longest without a byte; else the
+/// one idle the longest; none while every one is answering a request it has received.
 fn victim(open: &[Arc<Slot>], port: Option<u16>) -> Option<usize> {
     let candidates = || open.iter().enumerate().filter(move |(_, slot)| port.is_none_or(|port| slot.port == port));
     let never_served =
         candidates().filter(|(_, slot)| !slot.served.load(Ordering::Relaxed)).min_by_key(|(_, slot)| slot.admitted).map(|(index, _)| index);
-    never_served.or_else(|| {
+    let body_stalled = || {
+        candidates()
+            .filter(|(_, slot)| slot.receiving_body.load(Ordering::Relaxed))
+            .min_by_key(|(_, slot)| slot.body_progress_ms.load(Ordering::Relaxed))
+            .map(|(index, _)| index)
+    };
+    let idle = || {
         candidates()
             .filter(|(_, slot)| slot.in_flight.load(Ordering::Relaxed) == 0)
             .min_by_key(|(_, slot)| slot.idle_since_ms.load(Ordering::Relaxed))
             .map(|(index, _)| index)
-    })
+    };
+    never_served.or_else(body_stalled).or_else(idle)
 }
 
 fn note_pressure(evicted: bool) {
@@ -312,9 +378,17 @@ mod tests {
         assert!(ready_now(admitted[0].evicted()), "the oldest idle connection is told to close");
         assert!(!ready_now(admitted[1].evicted()));
 
-        // With every connection answering a request, a newcomer is refused.
+        // With every connection answering a request, newcomers take the reserved places,
+        // and past those are refused.
         let _busy = (newcomer.request_started(), admitted[1].request_started());
-        assert!(Admission::admit(port, MAX_CONNECTIONS_PER_PORT).is_none(), "nobody to replace");
+        let reserved: Vec<(Admission, RequestGuard)> = (0..RESERVED_PER_PORT)
+            .map(|_| {
+                let admission = Admission::admit(port, MAX_CONNECTIONS_PER_PORT).expect("a reserved place");
+                let busy = admission.request_started();
+                (admission, busy)
+            })
+            .collect();
+        assert!(Admission::admit(port, MAX_CONNECTIONS_PER_PORT).is_none(), "nobody to replace and no place left");
 
         // A connection whose request ended is idle again, and replaceable.
         guards[3] = None;
@@ -323,7 +397,44 @@ mod tests {
         assert!(!ready_now(admitted[6].evicted()));
         drop(guards);
         drop(admitted);
-        assert_eq!(open_on(port), 2, "the newcomer and the later one");
+        assert_eq!(open_on(port), 2 + reserved.len(), "the newcomer, the reserved ones and the later one");
+    }
+
+    #[test]
+    fn a_body_that_stopped_arriving_gives_way_before_a_request_being_answered() {
+        // Regression: 300 half-sent bodies counted as requests being answered, so a full
+        // port refused every newcomer.
+        let port = 2;
+        let cap = 3;
+        let stalled = Admission::admit(port, cap).unwrap();
+        let stalled_request = stalled.request_started();
+        let _stalled_body = stalled_request.body_progress();
+        std::thread::sleep(Duration::from_millis(5));
+        let arriving = Admission::admit(port, cap).unwrap();
+        let arriving_request = arriving.request_started();
+        let arriving_body = arriving_request.body_progress();
+        let answering = Admission::admit(port, cap).unwrap();
+        let _answering_request = answering.request_started();
+        std::thread::sleep(Duration::from_millis(5));
+        arriving_body.arrived();
+
+        let newcomer = Admission::admit(port, cap).expect("the stalled body gives way");
+        assert!(ready_now(stalled.evicted()), "the body that stalled longest goes");
+        assert!(!ready_now(arriving.evicted()) && !ready_now(answering.evicted()));
+
+        // A body that has arrived whole is a request being answered again: with every
+        // connection answering, a newcomer takes a reserved place.
+        let _newcomer_request = newcomer.request_started();
+        arriving_body.done();
+        let _second = Admission::admit(port, cap).expect("a reserved place");
+        assert!(!ready_now(arriving.evicted()) && !ready_now(newcomer.evicted()));
+    }
+
+    #[test]
+    fn bodies_may_take_their_size_at_an_honest_rate() {
+        assert_eq!(body_time_limit(0), BODY_STALL);
+        let megabyte = body_time_limit(1_000_000);
+        assert!(megabyte > Duration::from_secs(16) * 3 && megabyte < Duration::from_secs(90), "{megabyte:?}");
     }
 
     /// Whether a future is ready at once.

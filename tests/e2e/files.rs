@@ -118,6 +118,28 @@ fn a_file_chooser_never_maps_a_window() {
     assert_eq!(session.tool("fill", json!({ "selector": "#note", "text": "still here" })).status, 200);
 }
 
+#[test]
+fn a_file_chooser_reports_the_accept_list_as_the_page_wrote_it() {
+    // Regression: only WebKit's MIME types were reported, so `.txt` was lost.
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    session.navigate(&fixtures.url("/f/files.html"));
+    let choosers = || -> Vec<Value> {
+        session.events(0)["events"].as_array().unwrap().iter().filter(|event| event["type"] == "file_chooser").cloned().collect()
+    };
+    // The page opens the chooser of a hidden input itself.
+    session.ok("click", json!({ "selector": "#choose-text" }));
+    assert!(eventually(Duration::from_secs(5), || choosers().len() == 1), "no file_chooser event");
+    let event = choosers()[0].clone();
+    assert_eq!(event["accept"], json!([".txt", "text/plain", "image/*"]), "{event}");
+    assert_eq!(event["mime_types"], json!(["text/plain", "image/*"]), "{event}");
+    // An input clicked directly.
+    session.ok("click", json!({ "selector": "#many" }));
+    assert!(eventually(Duration::from_secs(5), || choosers().len() == 2), "no second file_chooser event");
+    assert_eq!(choosers()[1]["accept"], json!([".txt", "text/plain"]));
+}
+
 /// SHA-256 of bytes, as lowercase hex.
 fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest;

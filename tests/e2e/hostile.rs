@@ -2,7 +2,8 @@
 //! or asks for a port the browser refuses never breaks its session, and never goes
 //! unrecorded; clients that connect and say nothing, or trickle, never starve the daemon.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -265,4 +266,97 @@ fn idle_and_slow_connections_never_starve_the_daemon() {
         eventually(Duration::from_secs(10), || std::fs::read_dir(format!("/proc/{}/fd", daemon.pid)).unwrap().count() < 400),
         "descriptors left open"
     );
+}
+
+/// A client that sends a request's head announcing a 100-byte body, then 10 bytes of it,
+/// and stalls.
+fn half_sent_body(port: u16, path: &str, headers: &[(&str, String)]) -> TcpStream {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut head = format!("POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n{\"name\": \"");
+    let _ = stream.write_all(head.as_bytes());
+    stream
+}
+
+#[test]
+fn half_sent_bodies_never_lock_out_a_new_client() {
+    // Regression: 300 stalled bodies filled a port's 256 places as requests being
+    // answered, and every newcomer was reset at once.
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let lease = daemon.lease("agent-a");
+    let session = lease.session();
+    session.navigate(&fixtures.url("/f/hello.html"));
+    let begun = Instant::now();
+    let _unflooded = lease.session();
+    let session_open_unflooded = begun.elapsed();
+
+    let mut stalled: Vec<TcpStream> = (0..300).map(|_| half_sent_body(lease.port, "/v1/sessions", &lease.headers())).collect();
+    stalled.extend((0..300).map(|_| half_sent_body(daemon.port, "/v1/leases", &daemon.broker_headers())));
+    std::thread::sleep(Duration::from_millis(500));
+
+    let timed = |what: &str, call: &mut dyn FnMut()| -> Duration {
+        let begun = Instant::now();
+        call();
+        let took = begun.elapsed();
+        eprintln!("{what} under 600 stalled bodies: {took:?}");
+        took
+    };
+    let mut newcomer = None;
+    let lease_took = timed("a new lease", &mut || newcomer = Some(daemon.lease("agent-b")));
+    let newcomer = newcomer.unwrap();
+    let mut opened = None;
+    let session_took = timed("a new session", &mut || opened = Some(newcomer.session()));
+    let opened = opened.unwrap();
+    let observe_took = timed("observe", &mut || {
+        opened.observe();
+    });
+    assert!(lease_took < Duration::from_secs(1) && observe_took < Duration::from_secs(1), "{lease_took:?} {observe_took:?}");
+    // Opening a session starts a web process: the machine's load (other tests) shows in
+    // it, so it is held to what it took a moment ago without the flood.
+    assert!(
+        session_took < session_open_unflooded * 3 + Duration::from_secs(1),
+        "{session_took:?} against {session_open_unflooded:?} unflooded"
+    );
+
+    // An honest client posting 1 MB at 64 kB/s gets through while the flood holds, and so
+    // do newcomers meanwhile (they replace stalled bodies, not the one arriving).
+    let expression = format!("'{}'.length", "m".repeat(999_980));
+    let body = json!({ "expression": expression }).to_string();
+    assert!(body.len() >= 1_000_000, "{}", body.len());
+    let path = format!("/v1/sessions/{}/tools/evaluate", session.id);
+    let mut upload = TcpStream::connect(("127.0.0.1", lease.port)).unwrap();
+    upload.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let mut head = format!("POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n", lease.port);
+    for (name, value) in session.headers() {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len()));
+    upload.write_all(head.as_bytes()).unwrap();
+    let begun = Instant::now();
+    let mut sent = 0;
+    let chunk = 4096;
+    while sent < body.len() {
+        let end = (sent + chunk).min(body.len());
+        upload.write_all(&body.as_bytes()[sent..end]).unwrap();
+        sent = end;
+        // 64 kB/s: each chunk is due at its share of the time.
+        let due = Duration::from_secs_f64(sent as f64 / 64_000.0);
+        if let Some(wait) = due.checked_sub(begun.elapsed()) {
+            std::thread::sleep(wait);
+        }
+        if sent % (chunk * 40) == 0 {
+            // A newcomer now and then: the flood gives way, not the upload.
+            assert_eq!(request(lease.port, "GET", "/v1/health", &[], None).status, 200);
+        }
+    }
+    let mut answer = String::new();
+    let _ = upload.read_to_string(&mut answer);
+    eprintln!("1 MB at 64 kB/s took {:?}", begun.elapsed());
+    assert!(answer.starts_with("HTTP/1.1 200"), "{}", answer.chars().take(400).collect::<String>());
+    assert!(answer.contains("999980"), "{}", answer.chars().take(400).collect::<String>());
+    drop(stalled);
 }

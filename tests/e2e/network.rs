@@ -70,8 +70,8 @@ fn response_capture_follows_the_seed_contract() {
     let pixel = session.ok("responses", json!({ "url_prefix": fixtures.url("/api/pixel.png") }))["responses"][0].clone();
     assert_eq!(pixel["resource_type"], "Image", "{pixel}");
 
-    // Cursor and paging.
-    let first = session.ok("responses", json!({ "limit": 1 }));
+    // Cursor and paging from the oldest.
+    let first = session.ok("responses", json!({ "after": 0, "limit": 1 }));
     assert_eq!(first["has_more"], true);
     let cursor = first["responses"][0]["seq"].as_u64().unwrap();
     let rest = session.ok("responses", json!({ "after": cursor, "limit": 200 }));
@@ -152,8 +152,8 @@ fn each_tab_logs_its_requests_with_statuses_and_failures() {
         with_headers["request_headers"].as_array().unwrap().iter().find(|header| header["name"] == "user-agent").unwrap()["value"].clone();
     assert!(!agent.as_str().unwrap().contains("malo/"), "the tab token never leaves the machine: {agent}");
     assert!(fixtures.seen("/f/network.html")[0].user_agent.as_deref().is_some_and(|agent| !agent.contains("malo/")));
-    // Cursor.
-    let page = session.ok("requests", json!({ "limit": 2 }));
+    // Cursor, paging from the oldest.
+    let page = session.ok("requests", json!({ "after": 0, "limit": 2 }));
     assert_eq!(page["has_more"], true);
     let next = session.ok("requests", json!({ "after": page["cursor"], "limit": 500 }));
     assert_eq!(next["requests"].as_array().unwrap().len(), requests.len() - 2);
@@ -397,4 +397,128 @@ fn pages_cannot_reach_the_daemon_in_any_way() {
     let navigated = session.post("/navigate", json!({ "url": format!("http://127.0.0.1:{}/v1/openapi.json", lease.port) }));
     assert_eq!(navigated.code(), "E_NAVIGATION_FAILED", "{}", navigated.body);
     assert_eq!(navigated.body["error"]["details"]["navigation"]["net_error"], "blocked");
+}
+
+#[test]
+fn requests_take_a_status_as_a_number_a_string_of_digits_or_a_class() {
+    // Regression: `requests {"status": 200}` was refused ("expected a string").
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    session.navigate(&fixtures.url("/f/network.html"));
+    session.ok("click", json!({ "selector": "#more" }));
+    assert!(eventually(Duration::from_secs(10), || session.page_value("document.getElementById('more-result').textContent")
+        == "204,200,200,200,500"));
+    let statuses = |status: Value| -> Vec<u64> {
+        let answer = session.ok("requests", json!({ "status": status, "after": 0, "limit": 500 }));
+        answer["requests"].as_array().unwrap().iter().map(|record| record["status"].as_u64().unwrap()).collect()
+    };
+    let ok = statuses(json!(200));
+    assert!(ok.len() >= 4 && ok.iter().all(|status| *status == 200), "{ok:?}");
+    assert_eq!(statuses(json!("200")), ok);
+    assert_eq!(statuses(json!("5xx")), [500]);
+    let successes = statuses(json!("2XX"));
+    assert!(successes.contains(&204) && successes.contains(&200) && !successes.contains(&500), "{successes:?}");
+    assert_eq!(statuses(json!(404)), Vec::<u64>::new());
+    // Cursors and limits as strings of digits too, on every list tool.
+    assert_eq!(session.ok("requests", json!({ "after": "0", "limit": "2" }))["requests"].as_array().unwrap().len(), 2);
+    assert_eq!(session.ok("console", json!({ "after": "0", "limit": "1" }))["entries"].as_array().unwrap().len(), 1);
+    assert_eq!(session.ok("events", json!({ "limit": "1" }))["events"].as_array().unwrap().len(), 1);
+    assert_eq!(session.ok("responses", json!({ "limit": "1" }))["responses"].as_array().unwrap().len(), 1);
+    for bad in
+        [json!({ "status": 42 }), json!({ "status": "4x" }), json!({ "status": true }), json!({ "limit": "-1" }), json!({ "after": "x" })]
+    {
+        let error = session.fails("requests", bad.clone(), 400, "E_BAD_REQUEST");
+        assert!(error["message"].as_str().unwrap().contains("invalid input for requests"), "{bad}: {error}");
+    }
+}
+
+#[test]
+fn pages_keep_native_fetch_xhr_and_websocket_while_the_log_tells_them_apart() {
+    // Regression: XMLHttpRequest.prototype.open was wrapped in every page and frame, which
+    // a page could read (its source was not "[native code]").
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    session.navigate(&fixtures.url("/f/natives.html"));
+    let natives = session.page_value("natives()");
+    for name in ["open", "send", "fetch", "WebSocket", "setRequestHeader"] {
+        assert!(natives[name].as_str().unwrap().contains("[native code]"), "{name} is not the browser's own: {natives}");
+    }
+    assert_eq!(session.page_value("both()"), "done");
+    // A cross-origin frame (localhost against 127.0.0.1) checks its own and makes its own.
+    let frame_url = format!("http://localhost:{}/f/natives-frame.html", fixtures.port);
+    session
+        .page_value(&format!("document.body.insertAdjacentHTML('beforeend', {})", json!(format!("<iframe src='{frame_url}'></iframe>"))));
+    assert!(eventually(Duration::from_secs(10), || session.page_value("Boolean(window.frameReport && window.frameReport.done)") == true));
+    let report = session.page_value("window.frameReport.natives");
+    for name in ["open", "send", "fetch", "WebSocket"] {
+        assert!(report[name].as_str().unwrap().contains("[native code]"), "{name} in the frame: {report}");
+    }
+    // The request log still labels documents, images, fetches and XHRs, in both frames.
+    let expected = [
+        ("/f/natives.html", "Document"),
+        ("/api/pixel.png", "Image"),
+        ("/api/count/page-fetch", "Fetch"),
+        ("/api/count/page-xhr", "XHR"),
+        ("/f/natives-frame.html", "Document"),
+        ("/api/count/frame-fetch", "Fetch"),
+        ("/api/count/frame-xhr", "XHR"),
+    ];
+    let mut seen = Vec::new();
+    let labelled = eventually(Duration::from_secs(5), || {
+        let log = session.ok("requests", json!({ "after": 0, "limit": 500 }));
+        seen = expected
+            .iter()
+            .map(|(path, _)| {
+                let record = log["requests"].as_array().unwrap().iter().find(|record| record["url"].as_str().unwrap().ends_with(path));
+                record.map(|record| record["resource_type"].as_str().unwrap().to_string()).unwrap_or_default()
+            })
+            .collect();
+        seen.iter().zip(expected.iter()).all(|(kind, (_, wanted))| kind == wanted)
+    });
+    assert!(labelled, "expected {expected:?}, the log says {seen:?}");
+}
+
+#[test]
+fn reads_without_a_cursor_answer_the_newest_entries() {
+    // Regression: after 250 console lines, `console {}` answered the oldest 50 kept.
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    session.navigate(&fixtures.url("/f/hello.html"));
+    session.page_value("(() => { for (let i = 1; i <= 250; i++) console.log('line ' + i); return true; })()");
+    let texts = |answer: &Value| -> Vec<String> {
+        answer["entries"].as_array().unwrap().iter().map(|entry| entry["text"].as_str().unwrap().to_string()).collect()
+    };
+    let mut newest = Value::Null;
+    assert!(
+        eventually(Duration::from_secs(5), || {
+            newest = session.ok("console", json!({}));
+            texts(&newest).last().is_some_and(|text| text == "line 250")
+        }),
+        "{newest}"
+    );
+    let lines = texts(&newest);
+    assert_eq!((lines.len(), lines[0].as_str()), (50, "line 201"), "the newest 50, oldest first");
+    assert_eq!((newest["older_omitted"].clone(), newest["has_more"].clone()), (json!(150), json!(false)), "200 kept");
+    assert_eq!(newest["cursor"], newest["entries"][49]["seq"]);
+    // With a cursor, paging forward is as before: from the oldest kept.
+    let oldest = session.ok("console", json!({ "after": 0 }));
+    assert_eq!((texts(&oldest)[0].as_str(), oldest["has_more"].clone()), ("line 51", json!(true)));
+    assert!(oldest.get("older_omitted").is_none(), "{oldest}");
+    assert_eq!(session.ok("console", json!({ "after": newest["cursor"] }))["entries"], json!([]));
+
+    // The same for the request log and the event log.
+    session.page_value(
+        "Promise.all(Array.from({ length: 10 }, (_, i) => fetch('/api/count/' + i, { cache: 'no-store' }).then((r) => r.text())))",
+    );
+    let recent = session.ok("requests", json!({ "limit": 3 }));
+    let urls: Vec<&str> = recent["requests"].as_array().unwrap().iter().map(|record| record["url"].as_str().unwrap()).collect();
+    assert!(urls.iter().all(|url| url.contains("/api/count/")) && urls.len() == 3, "{recent}");
+    assert!(recent["older_omitted"].as_u64().unwrap() >= 8, "{recent}");
+    let events = session.ok("events", json!({ "limit": 1 }));
+    let last_event = &events["events"][0];
+    assert_eq!((last_event["type"].clone(), last_event["tool"].clone()), (json!("action"), json!("requests")), "{events}");
+    assert!(events["older_omitted"].as_u64().unwrap() > 0);
 }

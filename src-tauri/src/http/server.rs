@@ -1,7 +1,8 @@
 //! The accept loop and connections of the API's servers: hyper's HTTP/1.1 with the limits
-//! of [`crate::listen`] (a place per connection, replaceable while idle), request headers
-//! due within [`HEADER_TIMEOUT`] (an idle connection, keep-alive included, closes then),
-//! and bodies within [`BODY_TIMEOUT`].
+//! of [`crate::listen`] (a place per connection, replaceable while idle or while its body
+//! does not arrive), request headers due within [`HEADER_TIMEOUT`] (an idle connection,
+//! keep-alive included, closes then), and bodies that never pause longer than
+//! [`BODY_STALL`] and arrive whole within [`body_time_limit`] of their first byte.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -22,7 +23,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tower::ServiceExt;
 
-use crate::listen::{Admission, BODY_TIMEOUT, HEADER_TIMEOUT, MAX_CONNECTIONS_PER_PORT};
+use crate::listen::{body_time_limit, Admission, BodyProgress, BODY_STALL, HEADER_TIMEOUT, MAX_CONNECTIONS_PER_PORT};
 
 /// Serves `router` on `listener` until `shutdown` resolves; then the listener closes at
 /// once, idle connections close, and requests in flight are answered.
@@ -72,7 +73,10 @@ async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, admissi
         let admission = admission.clone();
         hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let guard = admission.request_started();
-            let mut request = request.map(|body| Body::new(TimedBody::new(body, BODY_TIMEOUT)));
+            let mut request = request.map(|body| {
+                let progress = (!hyper::body::Body::is_end_stream(&body)).then(|| guard.body_progress());
+                Body::new(TimedBody::new(body, progress))
+            });
             request.extensions_mut().insert(ConnectInfo(peer));
             let router = router.clone();
             async move {
@@ -103,27 +107,49 @@ async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, admissi
     }
 }
 
-/// A request body that must arrive whole within a time limit: a body that trickles in
-/// fails (the handler answers `E_BAD_REQUEST`) and the connection closes.
+/// A request body that must keep arriving: a pause longer than [`BODY_STALL`] (before the
+/// first byte, too) or a body slower than [`body_time_limit`] from its first byte fails
+/// (the handler answers `E_BAD_REQUEST`) and the connection closes. Meanwhile the
+/// registry learns when it last brought a byte, so a stalled one is replaced first.
 struct TimedBody {
     inner: Incoming,
-    deadline: Pin<Box<tokio::time::Sleep>>,
-    limit: Duration,
+    progress: Option<BodyProgress>,
+    /// When the body has gone [`BODY_STALL`] without a byte.
+    stall: Pin<Box<tokio::time::Sleep>>,
+    /// When the whole body is due, once its first byte came.
+    whole: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl TimedBody {
-    fn new(inner: Incoming, limit: Duration) -> TimedBody {
-        TimedBody { inner, deadline: Box::pin(tokio::time::sleep(limit)), limit }
+    fn new(inner: Incoming, progress: Option<BodyProgress>) -> TimedBody {
+        TimedBody { inner, progress, stall: Box::pin(tokio::time::sleep(BODY_STALL)), whole: None }
+    }
+
+    /// The length it announced, else the most the API reads.
+    fn expected_length(&self) -> u64 {
+        hyper::body::Body::size_hint(&self.inner).exact().unwrap_or(super::guard::MAX_BODY_BYTES as u64)
+    }
+
+    fn finished(&mut self) {
+        if let Some(progress) = self.progress.take() {
+            progress.done();
+        }
     }
 }
 
 /// The body did not arrive in time.
 #[derive(Debug)]
-struct BodyTooSlow(Duration);
+enum BodyTooSlow {
+    Stalled,
+    Slow(Duration),
+}
 
 impl std::fmt::Display for BodyTooSlow {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(formatter, "the request body did not arrive within {} s", self.0.as_secs())
+        match self {
+            BodyTooSlow::Stalled => write!(formatter, "the request body paused for more than {} s", BODY_STALL.as_secs()),
+            BodyTooSlow::Slow(limit) => write!(formatter, "the request body did not arrive within {} s", limit.as_secs()),
+        }
     }
 }
 
@@ -134,12 +160,36 @@ impl hyper::body::Body for TimedBody {
     type Error = axum::BoxError;
 
     fn poll_frame(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::BoxError>>> {
-        if let Poll::Ready(frame) = Pin::new(&mut self.inner).poll_frame(context) {
-            return Poll::Ready(frame.map(|frame| frame.map_err(Into::into)));
+        match Pin::new(&mut self.inner).poll_frame(context) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(progress) = &self.progress {
+                    progress.arrived();
+                }
+                let next_stall = tokio::time::Instant::now() + BODY_STALL;
+                self.stall.as_mut().reset(next_stall);
+                if self.whole.is_none() {
+                    let limit = body_time_limit(self.expected_length());
+                    self.whole = Some(Box::pin(tokio::time::sleep(limit)));
+                }
+                if hyper::body::Body::is_end_stream(&self.inner) {
+                    self.finished();
+                }
+                return Poll::Ready(Some(Ok(frame)));
+            }
+            Poll::Ready(other) => {
+                self.finished();
+                return Poll::Ready(other.map(|frame| frame.map_err(Into::into)));
+            }
+            Poll::Pending => {}
         }
-        if self.deadline.as_mut().poll(context).is_ready() {
-            let limit = self.limit;
-            return Poll::Ready(Some(Err(Box::new(BodyTooSlow(limit)))));
+        if self.stall.as_mut().poll(context).is_ready() {
+            self.finished();
+            return Poll::Ready(Some(Err(Box::new(BodyTooSlow::Stalled))));
+        }
+        if self.whole.as_mut().is_some_and(|whole| whole.as_mut().poll(context).is_ready()) {
+            self.finished();
+            let limit = body_time_limit(self.expected_length());
+            return Poll::Ready(Some(Err(Box::new(BodyTooSlow::Slow(limit)))));
         }
         Poll::Pending
     }

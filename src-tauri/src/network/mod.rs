@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use self::rules::{InterceptRule, RuleAction, RuleMatch};
-use crate::events::SeqCounter;
+use crate::events::{window, SeqCounter, Window};
 
 /// The marker a tab's User-Agent ends with, before its token: the session proxy reads the
 /// token to know the tab, and removes both before a request leaves the machine.
@@ -66,6 +66,14 @@ pub enum ResourceType {
 }
 
 impl ResourceType {
+    /// Whether a request seen as `seen` when it starts may turn out to be of this type: XHR
+    /// and fetch() send the same headers, so either may be the other until the page's
+    /// Resource Timing says which it was.
+    pub fn could_be(self, seen: ResourceType) -> bool {
+        let fetch_like = |kind| matches!(kind, ResourceType::Fetch | ResourceType::Xhr);
+        self == seen || (fetch_like(self) && fetch_like(seen))
+    }
+
     /// From the request's `Sec-Fetch-Dest` (and Upgrade) headers.
     pub fn from_request(fetch_dest: Option<&str>, websocket: bool) -> ResourceType {
         if websocket {
@@ -82,6 +90,15 @@ impl ResourceType {
             _ => ResourceType::Other,
         }
     }
+}
+
+/// What started a fetch-like request, as the page's Resource Timing names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Initiator {
+    /// `fetch()` (`initiatorType` "fetch").
+    Fetch,
+    /// `XMLHttpRequest` (`initiatorType` "xmlhttprequest").
+    XmlHttpRequest,
 }
 
 /// Where a response body stands in the capture.
@@ -153,6 +170,9 @@ pub struct RequestRecord {
     pub body: BodyState,
     #[serde(skip)]
     begun: Option<Instant>,
+    /// Whether the page's Resource Timing has said what started a fetch-like request.
+    #[serde(skip)]
+    initiator_known: bool,
 }
 
 impl RequestRecord {
@@ -216,8 +236,6 @@ pub struct TabTraffic {
     // Std mutexes: pushes, copies and short scans, never held across an await.
     requests: Mutex<VecDeque<Entry>>,
     rules: Mutex<Vec<InterceptRule>>,
-    /// XMLHttpRequests the page announced `(method, url, when)`, to tell them from fetch().
-    xhr_hints: Mutex<VecDeque<(String, String, Instant)>>,
     /// The session's event log (the proxy records what it blocks there).
     pub events: Arc<crate::events::EventLog>,
 }
@@ -231,7 +249,6 @@ impl TabTraffic {
             events,
             requests: Mutex::default(),
             rules: Mutex::default(),
-            xhr_hints: Mutex::default(),
         }
     }
 
@@ -261,36 +278,24 @@ impl TabTraffic {
         rules::first_match(&self.rules.lock().expect("rules poisoned"), request)
     }
 
-    /// The page announced an XMLHttpRequest: a request of that method and URL is an XHR.
-    pub fn hint_xhr(&self, method: &str, url: &str) {
-        let method = method.to_ascii_uppercase();
-        // A request that already arrived as a fetch is an XHR after all.
-        let recent = self.requests.lock().expect("requests poisoned").iter().rev().take(32).cloned().collect::<Vec<_>>();
-        for entry in recent {
-            let mut record = entry.lock().expect("record poisoned");
-            let fresh = record.begun.is_some_and(|begun| begun.elapsed().as_secs() < 5);
-            if fresh && record.resource_type == ResourceType::Fetch && record.method == method && record.url == url {
-                record.resource_type = ResourceType::Xhr;
-                return;
+    /// What the page's Resource Timing says started its fetch-like requests, in the order
+    /// they finished: each names the oldest request of its URL not yet named, which is then
+    /// an XHR or stays a fetch. (On the wire the two look alike, and the page's own objects
+    /// are left as the browser made them, so this is known only once a request is done.)
+    pub fn name_initiators(&self, finished: &[(String, Initiator)]) {
+        let requests = self.requests.lock().expect("requests poisoned");
+        for (url, initiator) in finished {
+            let unnamed = requests.iter().find(|entry| {
+                let record = entry.lock().expect("record poisoned");
+                !record.initiator_known && record.resource_type == ResourceType::Fetch && &record.url == url
+            });
+            if let Some(entry) = unnamed {
+                let mut record = entry.lock().expect("record poisoned");
+                record.initiator_known = true;
+                if *initiator == Initiator::XmlHttpRequest {
+                    record.resource_type = ResourceType::Xhr;
+                }
             }
-        }
-        let mut hints = self.xhr_hints.lock().expect("hints poisoned");
-        if hints.len() == 64 {
-            hints.pop_front();
-        }
-        hints.push_back((method, url.to_string(), Instant::now()));
-    }
-
-    /// Whether a fetch-like request was announced as an XMLHttpRequest (the hint is used up).
-    fn take_xhr_hint(&self, method: &str, url: &str) -> bool {
-        let mut hints = self.xhr_hints.lock().expect("hints poisoned");
-        hints.retain(|(_, _, when)| when.elapsed().as_secs() < 10);
-        match hints.iter().position(|(hinted, hinted_url, _)| hinted == method && hinted_url == url) {
-            Some(index) => {
-                hints.remove(index);
-                true
-            }
-            None => false,
         }
     }
 
@@ -302,17 +307,17 @@ impl TabTraffic {
         requests.push_back(entry);
     }
 
-    /// The log's records after `after`, filtered, oldest first, at most `limit`; and
-    /// whether more matched.
-    pub fn requests(&self, after: u64, filter: &RequestFilter, limit: usize) -> (Vec<RequestRecord>, bool) {
+    /// The log's records after `after` (without it, the newest), filtered, oldest first,
+    /// at most `limit`.
+    pub fn requests(&self, after: Option<u64>, filter: &RequestFilter, limit: usize) -> Window<RequestRecord> {
         let requests = self.requests.lock().expect("requests poisoned");
+        let floor = after.unwrap_or(0);
         let matching: Vec<RequestRecord> = requests
             .iter()
             .map(|entry| entry.lock().expect("record poisoned").clone())
-            .filter(|record| record.seq > after && filter.admits(record))
+            .filter(|record| record.seq > floor && filter.admits(record))
             .collect();
-        let has_more = matching.len() > limit;
-        (matching.into_iter().take(limit).collect(), has_more)
+        window(matching, after, limit)
     }
 
     /// The latest failure recorded for a request of `url`, for a navigation's report.
@@ -337,8 +342,8 @@ pub struct RequestFilter {
     pub url_includes: Option<String>,
     /// Method (any case).
     pub method: Option<String>,
-    /// A status (`404`) or a class (`4xx`).
-    pub status: Option<String>,
+    /// A status or a class.
+    pub status: Option<StatusFilter>,
     /// A resource type.
     pub resource_type: Option<ResourceType>,
     /// Only failed or blocked requests.
@@ -351,26 +356,81 @@ impl RequestFilter {
             && self.method.as_deref().is_none_or(|method| method.eq_ignore_ascii_case(&record.method))
             && self.resource_type.is_none_or(|kind| kind == record.resource_type)
             && (!self.failed_only || record.failed())
-            && self.status.as_deref().is_none_or(|wanted| status_matches(wanted, record.status))
+            && self.status.is_none_or(|wanted| wanted.admits(record.status))
     }
 }
 
-/// `404` matches 404; `4xx` matches 400-499.
-pub fn status_matches(wanted: &str, status: Option<u16>) -> bool {
-    let Some(status) = status else { return false };
-    let wanted = wanted.trim().to_ascii_lowercase();
-    match wanted.strip_suffix("xx") {
-        Some(class) => class.parse::<u16>().is_ok_and(|class| status / 100 == class),
-        None => wanted.parse::<u16>().is_ok_and(|exact| exact == status),
+/// A `status` filter: one code (`404`, `"404"`) or a class (`"4xx"`), as agents and
+/// people write it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusFilter {
+    /// Exactly this status.
+    Exact(u16),
+    /// Every status of this hundred (`4` for 400-499).
+    Class(u16),
+}
+
+impl StatusFilter {
+    /// Whether a record's status passes.
+    pub fn admits(self, status: Option<u16>) -> bool {
+        match (self, status) {
+            (StatusFilter::Exact(wanted), Some(status)) => wanted == status,
+            (StatusFilter::Class(class), Some(status)) => status / 100 == class,
+            (_, None) => false,
+        }
     }
 }
 
-/// Whether a `status` filter is well formed (`404`, `4xx`).
-pub fn valid_status_filter(wanted: &str) -> bool {
-    let wanted = wanted.trim().to_ascii_lowercase();
-    match wanted.strip_suffix("xx") {
-        Some(class) => class.len() == 1 && class.parse::<u16>().is_ok_and(|class| (1..=5).contains(&class)),
-        None => wanted.len() == 3 && wanted.parse::<u16>().is_ok_and(|code| (100..=599).contains(&code)),
+impl std::str::FromStr for StatusFilter {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<StatusFilter, String> {
+        let wanted = text.trim().to_ascii_lowercase();
+        let refused = || format!("status is a code such as 404 or a class such as \"4xx\", not {text:?}");
+        match wanted.strip_suffix("xx") {
+            Some(class) if class.len() == 1 => match class.parse::<u16>() {
+                Ok(class) if (1..=5).contains(&class) => Ok(StatusFilter::Class(class)),
+                _ => Err(refused()),
+            },
+            Some(_) => Err(refused()),
+            None if wanted.len() == 3 => match wanted.parse::<u16>() {
+                Ok(code) if (100..=599).contains(&code) => Ok(StatusFilter::Exact(code)),
+                _ => Err(refused()),
+            },
+            None => Err(refused()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StatusFilter {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<StatusFilter, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Number(u64),
+            Text(String),
+        }
+        let text = match Written::deserialize(deserializer)? {
+            Written::Number(number) => number.to_string(),
+            Written::Text(text) => text,
+        };
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl schemars::JsonSchema for StatusFilter {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StatusFilter".into()
+    }
+
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A status (404 or \"404\") or a class (\"4xx\").",
+            "anyOf": [
+                { "type": "integer", "minimum": 100, "maximum": 599 },
+                { "type": "string", "pattern": "^\\s*([1-5][0-9][0-9]|[1-5][xX][xX])\\s*$" }
+            ]
+        })
     }
 }
 
@@ -418,10 +478,7 @@ impl Capture {
 
     /// Records a new request of `tab` (when known); answers its shared record.
     pub fn begin(&self, traffic: Option<&TabTraffic>, seq: &SeqCounter, request: NewRequest) -> Entry {
-        let mut resource_type = request.resource_type;
-        if resource_type == ResourceType::Fetch && traffic.is_some_and(|traffic| traffic.take_xhr_hint(&request.method, &request.url)) {
-            resource_type = ResourceType::Xhr;
-        }
+        let resource_type = request.resource_type;
         let body = if self.wants(&request.url) { BodyState::Pending } else { BodyState::NotSubscribed };
         let record = RequestRecord {
             seq: seq.next(),
@@ -444,6 +501,7 @@ impl Capture {
             matched_by: Vec::new(),
             body,
             begun: Some(Instant::now()),
+            initiator_known: false,
         };
         let entry = Arc::new(Mutex::new(record));
         if let Some(traffic) = traffic {
@@ -494,18 +552,18 @@ impl Capture {
         }
     }
 
-    /// The `responses` answer: records after `after` (optionally under `url_prefix`),
-    /// oldest first, at most `limit`, and whether more matched.
-    pub fn responses(&self, url_prefix: Option<&str>, after: u64, limit: usize) -> (Vec<Value>, bool) {
+    /// The `responses` answer: records after `after` (without it, the newest; optionally
+    /// under `url_prefix`), oldest first, at most `limit`, each with its seq.
+    pub fn responses(&self, url_prefix: Option<&str>, after: Option<u64>, limit: usize) -> Window<(u64, Value)> {
         let entries: Vec<Entry> = self.state.lock().expect("capture poisoned").responses.iter().cloned().collect();
-        let matching: Vec<Value> = entries
+        let floor = after.unwrap_or(0);
+        let matching: Vec<(u64, Value)> = entries
             .iter()
             .map(|entry| entry.lock().expect("record poisoned").clone())
-            .filter(|record| record.seq > after && url_prefix.is_none_or(|prefix| record.url.starts_with(prefix)))
-            .map(|record| response_value(&record))
+            .filter(|record| record.seq > floor && url_prefix.is_none_or(|prefix| record.url.starts_with(prefix)))
+            .map(|record| (record.seq, response_value(&record)))
             .collect();
-        let has_more = matching.len() > limit;
-        (matching.into_iter().take(limit).collect(), has_more)
+        window(matching, after, limit)
     }
 }
 
@@ -631,6 +689,25 @@ mod tests {
     }
 
     #[test]
+    fn resource_timing_names_each_fetch_like_request_once_in_order() {
+        let seq = SeqCounter::default();
+        let capture = Capture::default();
+        let traffic = TabTraffic::new("t1", Arc::new(crate::events::EventLog::new(Arc::new(SeqCounter::default()))));
+        let first = capture.begin(Some(&traffic), &seq, request("http://a/api"));
+        let second = capture.begin(Some(&traffic), &seq, request("http://a/api"));
+        let image = capture.begin(Some(&traffic), &seq, NewRequest { resource_type: ResourceType::Image, ..request("http://a/api") });
+        // The page used fetch() first, then an XMLHttpRequest, for the same URL.
+        traffic.name_initiators(&[("http://a/api".into(), Initiator::Fetch)]);
+        traffic
+            .name_initiators(&[("http://a/api".into(), Initiator::XmlHttpRequest), ("http://a/other".into(), Initiator::XmlHttpRequest)]);
+        let kind = |entry: &Entry| entry.lock().unwrap().resource_type;
+        assert_eq!((kind(&first), kind(&second), kind(&image)), (ResourceType::Fetch, ResourceType::Xhr, ResourceType::Image));
+        // A later report of the same URL finds nothing left to name.
+        traffic.name_initiators(&[("http://a/api".into(), Initiator::XmlHttpRequest)]);
+        assert_eq!(kind(&first), ResourceType::Fetch);
+    }
+
+    #[test]
     fn bodies_are_kept_for_subscribed_prefixes_and_evicted_oldest_first() {
         let seq = SeqCounter::default();
         let capture = Capture::default();
@@ -645,13 +722,13 @@ mod tests {
         assert_eq!(entries[0].lock().unwrap().body, BodyState::Evicted, "the 201st body evicts the oldest");
         assert!(matches!(entries[1].lock().unwrap().body, BodyState::Kept { .. }));
         assert_eq!(capture.subscription().1, MAX_BODIES);
-        let (all, _) = capture.responses(Some("http://a/api/0"), 0, 10);
-        assert_eq!(all[0]["body_error"], "evicted");
+        let first = capture.responses(Some("http://a/api/0"), Some(0), 10);
+        assert_eq!(first.items[0].1["body_error"], "evicted");
         capture.subscribe(Vec::new());
         assert_eq!(capture.subscription(), (Vec::new(), 0));
-        let (all, has_more) = capture.responses(None, 0, 200);
-        assert!(has_more, "metadata stays");
-        assert!(all.iter().skip(1).all(|record| record["body_error"] == "evicted"));
+        let all = capture.responses(None, Some(0), 200);
+        assert!(all.has_more, "metadata stays");
+        assert!(all.items.iter().skip(1).all(|(_, record)| record["body_error"] == "evicted"));
     }
 
     #[test]
@@ -680,14 +757,20 @@ mod tests {
 
     #[test]
     fn filters_and_status_classes() {
-        assert!(status_matches("4xx", Some(404)) && !status_matches("4xx", Some(500)) && status_matches("204", Some(204)));
-        assert!(!status_matches("2xx", None));
-        for good in ["404", "4xx", "5XX", "200"] {
-            assert!(valid_status_filter(good), "{good}");
+        let parse = |text: &str| text.parse::<StatusFilter>();
+        assert!(parse("4xx").unwrap().admits(Some(404)) && !parse("4xx").unwrap().admits(Some(500)));
+        assert!(parse("204").unwrap().admits(Some(204)) && !parse("2xx").unwrap().admits(None));
+        for good in ["404", "4xx", "5XX", "200", " 301 "] {
+            assert!(parse(good).is_ok(), "{good}");
         }
-        for bad in ["", "4x", "40", "xx", "9xx", "abc", "1000"] {
-            assert!(!valid_status_filter(bad), "{bad}");
+        for bad in ["", "4x", "40", "xx", "9xx", "abc", "1000", "099", "600"] {
+            assert!(parse(bad).is_err(), "{bad}");
         }
+        let from_json = |value: Value| serde_json::from_value::<StatusFilter>(value);
+        assert_eq!(from_json(json!(200)).unwrap(), StatusFilter::Exact(200));
+        assert_eq!(from_json(json!("200")).unwrap(), StatusFilter::Exact(200));
+        assert_eq!(from_json(json!("4xx")).unwrap(), StatusFilter::Class(4));
+        assert!(from_json(json!(42)).is_err() && from_json(json!(true)).is_err());
         let headers = recorded_headers([("Cookie", "a=1"), ("X-Long", &"v".repeat(5000))].into_iter());
         assert_eq!(headers[0], ("cookie".to_string(), "[redacted]".to_string()));
         assert_eq!(headers[1].1.len(), HEADER_VALUE_CHARS);

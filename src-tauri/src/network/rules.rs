@@ -62,7 +62,8 @@ pub struct RuleSpec {
     #[serde(default)]
     pub method: Option<String>,
     /// The resource type: Document, XHR, Fetch, Script, Stylesheet, Image, Font, Media,
-    /// WebSocket or Other.
+    /// WebSocket or Other. XHR and Fetch both match either: a request cannot be told to
+    /// be one or the other until it is done.
     #[serde(default, alias = "resourceType")]
     pub resource_type: Option<ResourceType>,
     /// Headers the request must carry; all must match.
@@ -241,7 +242,7 @@ impl InterceptRule {
             matched_by.push(if self.spec.url_regex.is_some() { "url_regex" } else { "url_pattern" });
         }
         if let Some(kind) = self.spec.resource_type {
-            if kind != request.resource_type {
+            if !kind.could_be(request.resource_type) {
                 return None;
             }
             matched_by.push("resource_type");
@@ -371,7 +372,9 @@ mod tests {
             (json!({ "action": "fail", "urlRegex": "items\\?page=\\d$" }), true),
             (json!({ "action": "fail", "url_regex": "^http:" }), false),
             (json!({ "action": "fail", "resource_type": "Fetch" }), true),
-            (json!({ "action": "fail", "resourceType": "XHR" }), false),
+            // A fetch-like request may be an XHR: the two are told apart only once done.
+            (json!({ "action": "fail", "resourceType": "XHR" }), true),
+            (json!({ "action": "fail", "resource_type": "Image" }), false),
             (json!({ "action": "fail", "header_matchers": [{ "name": "x-token", "value_includes": "abc" }] }), true),
             (json!({ "action": "fail", "header_matchers": [{ "name": "X-TOKEN", "valueRegex": "^abc-\\d+$" }] }), true),
             (json!({ "action": "fail", "header_matchers": [{ "name": "x-token", "value_includes": "zzz" }] }), false),

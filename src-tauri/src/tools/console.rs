@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::numbers::{lenient, lenient_schema};
 use super::{at_most, Scope, Tool, ToolContext};
 use crate::engine::tabs::{CONSOLE_ENTRIES, ERROR_ENTRIES};
 use crate::error::Error;
@@ -30,9 +31,10 @@ pub(crate) enum Level {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ConsoleInput {
-    /// Only entries with seq greater than this (default 0).
-    #[serde(default)]
-    after: u64,
+    /// Only entries with seq greater than this, oldest first; without it, the newest.
+    #[serde(default, deserialize_with = "lenient")]
+    #[schemars(schema_with = "lenient_schema")]
+    after: Option<u64>,
     /// Only this level.
     #[serde(default)]
     level: Option<Level>,
@@ -40,8 +42,8 @@ pub(crate) struct ConsoleInput {
     #[serde(default)]
     text_includes: Option<String>,
     /// At most this many (1-200, default 50).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 200))]
+    #[serde(default, deserialize_with = "lenient")]
+    #[schemars(schema_with = "lenient_schema")]
     limit: Option<usize>,
 }
 
@@ -49,12 +51,13 @@ pub(crate) struct ConsoleInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PageErrorsInput {
-    /// Only entries with seq greater than this (default 0).
-    #[serde(default)]
-    after: u64,
+    /// Only entries with seq greater than this, oldest first; without it, the newest.
+    #[serde(default, deserialize_with = "lenient")]
+    #[schemars(schema_with = "lenient_schema")]
+    after: Option<u64>,
     /// At most this many (1-100, default 50).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 100))]
+    #[serde(default, deserialize_with = "lenient")]
+    #[schemars(schema_with = "lenient_schema")]
     limit: Option<usize>,
 }
 
@@ -70,7 +73,7 @@ pub(super) fn tools() -> Vec<Tool> {
     vec![
         Tool::scoped(
             "console",
-            "The tab's console lines (every frame; 200 kept) after a seq cursor: level, text, source/line/column, frame_url, time. Filters: level, text_includes. Answers {entries, cursor, has_more}.",
+            "The tab's console lines (every frame; 200 kept): level, text, source/line/column, frame_url, time. Without `after`, the newest `limit` lines (oldest first) and older_omitted, how many older ones matched; with `after`, the lines after that seq cursor, paging forward (has_more). Filters: level, text_includes. Answers {entries, cursor, has_more}.",
             Scope::Tab,
             |context: ToolContext, input: ConsoleInput| async move {
                 let limit = limit(input.limit, CONSOLE_ENTRIES)?;
@@ -84,7 +87,7 @@ pub(super) fn tools() -> Vec<Tool> {
         ),
         Tool::scoped(
             "page_errors",
-            "The tab's uncaught exceptions and unhandled promise rejections (every frame; 100 kept) after a seq cursor: kind, message, stack, source/line/column, frame_url, time. Answers {entries, cursor, has_more}.",
+            "The tab's uncaught exceptions and unhandled promise rejections (every frame; 100 kept): kind, message, stack, source/line/column, frame_url, time. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward. Answers {entries, cursor, has_more}.",
             Scope::Tab,
             |context: ToolContext, input: PageErrorsInput| async move {
                 let limit = limit(input.limit, ERROR_ENTRIES)?;

@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::numbers::{lenient, lenient_schema};
 use super::{Scope, Tool, ToolContext};
 use crate::error::Error;
 
@@ -11,12 +12,13 @@ use crate::error::Error;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct EventsInput {
-    /// Return events with seq greater than this (default 0).
-    #[serde(default)]
-    pub after: u64,
+    /// Return events with seq greater than this, oldest first; without it, the newest.
+    #[serde(default, deserialize_with = "lenient")]
+    #[schemars(schema_with = "lenient_schema")]
+    pub after: Option<u64>,
     /// At most this many events (1-1000, default 200).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, deserialize_with = "lenient")]
+    #[schemars(schema_with = "lenient_schema")]
     pub limit: Option<usize>,
     /// Only this open tab's events (an unknown tab is E_TAB_NOT_FOUND).
     #[serde(default)]
@@ -29,7 +31,7 @@ pub(crate) struct EventsInput {
 pub(super) fn tool() -> Tool {
     Tool::scoped(
         "events",
-        "Read the session's actions and page events (navigation, load, load_failed, crash, popup, popup_blocked, download_started, download_finished, file_chooser, dialog, tab_closed, permission_denied, ...) with seq greater than `after`, optionally only one tab's (`tab`) or one type's (`type`); pass the returned cursor as the next `after`.",
+        "Read the session's actions and page events (navigation, load, load_failed, crash, popup, popup_blocked, download_started, download_finished, file_chooser, dialog, tab_closed, permission_denied, ...) with seq greater than `after`, optionally only one tab's (`tab`) or one type's (`type`); pass the returned cursor as the next `after`. Without `after`: the newest `limit` events (oldest first) and older_omitted, how many older ones matched.",
         Scope::Session,
         |context: ToolContext, input: EventsInput| async move {
             let limit = input.limit.unwrap_or(200);

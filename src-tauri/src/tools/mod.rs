@@ -16,6 +16,7 @@ mod history;
 mod login;
 mod navigate;
 mod network;
+mod numbers;
 mod observe;
 pub(crate) mod page;
 mod profiles;

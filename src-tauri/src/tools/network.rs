@@ -7,10 +7,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::numbers::{lenient, lenient_schema};
 use super::{at_most, Scope, Tool, ToolContext};
 use crate::error::{Error, ErrorCode, Result};
 use crate::network::rules::{InterceptRule, RuleSpec};
-use crate::network::{valid_status_filter, BodyState, RequestFilter, ResourceType, TAB_REQUESTS};
+use crate::network::{BodyState, RequestFilter, ResourceType, StatusFilter, TAB_REQUESTS};
 
 /// Input of `network_capture`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -29,12 +30,13 @@ pub(crate) struct ResponsesInput {
     /// Only responses whose URL starts with this.
     #[serde(default)]
     url_prefix: Option<String>,
-    /// Only records with seq greater than this (default 0).
-    #[serde(default)]
-    after: u64,
+    /// Only records with seq greater than this, oldest first; without it, the newest.
+    #[serde(default, deserialize_with = "lenient")]
+    #[schemars(schema_with = "lenient_schema")]
+    after: Option<u64>,
     /// At most this many (1-200, default 50).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 200))]
+    #[serde(default, deserialize_with = "lenient")]
+    #[schemars(schema_with = "lenient_schema")]
     limit: Option<usize>,
 }
 
@@ -42,18 +44,19 @@ pub(crate) struct ResponsesInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RequestsInput {
-    /// Only records with seq greater than this (default 0).
-    #[serde(default)]
-    after: u64,
+    /// Only records with seq greater than this, oldest first; without it, the newest.
+    #[serde(default, deserialize_with = "lenient")]
+    #[schemars(schema_with = "lenient_schema")]
+    after: Option<u64>,
     /// URL contains.
     #[serde(default)]
     url_includes: Option<String>,
     /// HTTP method.
     #[serde(default)]
     method: Option<String>,
-    /// A status (`404`) or a class (`4xx`).
+    /// A status (`404` or `"404"`) or a class (`"4xx"`).
     #[serde(default)]
-    status: Option<String>,
+    status: Option<StatusFilter>,
     /// Document, XHR, Fetch, Script, Stylesheet, Image, Font, Media, WebSocket or Other.
     #[serde(default)]
     resource_type: Option<ResourceType>,
@@ -64,8 +67,8 @@ pub(crate) struct RequestsInput {
     #[serde(default)]
     headers: bool,
     /// At most this many (1-500, default 100).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 500))]
+    #[serde(default, deserialize_with = "lenient")]
+    #[schemars(schema_with = "lenient_schema")]
     limit: Option<usize>,
 }
 
@@ -103,7 +106,7 @@ pub(super) fn tools() -> Vec<Tool> {
         ),
         Tool::scoped(
             "responses",
-            "The session's responses after a seq cursor: {seq, url, status, mime_type, resource_type, body, body_truncated, body_error}. Bodies only for subscribed prefixes (1 MiB each, 200 and 16 MiB kept); body_error says why a body is absent (not_subscribed, no_body, evicted, pending, binary, body_failed: ...).",
+            "The session's responses: {seq, url, status, mime_type, resource_type, body, body_truncated, body_error}. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). Bodies only for subscribed prefixes (1 MiB each, 200 and 16 MiB kept); body_error says why a body is absent (not_subscribed, no_body, evicted, pending, binary, body_failed: ...). Answers {responses, cursor, has_more}.",
             Scope::Session,
             |context: ToolContext, input: ResponsesInput| async move {
                 let limit = at_most(input.limit, 50, 200, "limit")?;
@@ -111,21 +114,24 @@ pub(super) fn tools() -> Vec<Tool> {
                     return Err(Error::bad_request("limit must be at least 1"));
                 }
                 let capture = capture_of(&context)?;
-                let (responses, has_more) = capture.responses(input.url_prefix.as_deref(), input.after, limit);
-                Ok(json!({ "responses": responses, "has_more": has_more }))
+                let chosen = capture.responses(input.url_prefix.as_deref(), input.after, limit);
+                let cursor = chosen.items.last().map(|(seq, _)| *seq).unwrap_or(input.after.unwrap_or(0).max(context.session.events.peek_seq()));
+                let responses: Vec<Value> = chosen.items.into_iter().map(|(_, response)| response).collect();
+                let mut answer = json!({ "responses": responses, "cursor": cursor, "has_more": chosen.has_more });
+                if let Some(omitted) = chosen.older_omitted {
+                    answer["older_omitted"] = json!(omitted);
+                }
+                Ok(answer)
             },
         ),
         Tool::scoped(
             "requests",
-            "The tab's request log (500 kept) after a seq cursor: method, url, resource_type, status, mime_type, sizes, timing, failure (DNS, refused, TLS, blocked), the interception rule that decided it. Filters: url_includes, method, status (404 or 4xx), resource_type, failed_only.",
+            "The tab's request log (500 kept): method, url, resource_type, status, mime_type, sizes, timing, failure (DNS, refused, TLS, blocked), the interception rule that decided it. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). Filters: url_includes, method, status (404, \"404\" or \"4xx\"), resource_type, failed_only. Answers {requests, cursor, has_more}.",
             Scope::Tab,
             |context: ToolContext, input: RequestsInput| async move {
                 let limit = at_most(input.limit, 100, TAB_REQUESTS, "limit")?;
                 if limit == 0 {
                     return Err(Error::bad_request("limit must be at least 1"));
-                }
-                if input.status.as_deref().is_some_and(|status| !valid_status_filter(status)) {
-                    return Err(Error::bad_request("status is a code such as 404 or a class such as 4xx"));
                 }
                 let filter = RequestFilter {
                     url_includes: input.url_includes,
@@ -134,13 +140,19 @@ pub(super) fn tools() -> Vec<Tool> {
                     resource_type: input.resource_type,
                     failed_only: input.failed_only,
                 };
-                let (records, has_more) = context.tab()?.traffic.requests(input.after, &filter, limit);
-                let cursor = records.last().map(|record| record.seq).unwrap_or(input.after.max(context.session.events.peek_seq()));
-                let requests: Vec<Value> = records
+                let chosen = context.tab()?.traffic.requests(input.after, &filter, limit);
+                let cursor =
+                    chosen.items.last().map(|record| record.seq).unwrap_or(input.after.unwrap_or(0).max(context.session.events.peek_seq()));
+                let requests: Vec<Value> = chosen
+                    .items
                     .iter()
                     .map(|record| if input.headers { record.with_headers() } else { serde_json::to_value(record).unwrap_or_default() })
                     .collect();
-                Ok(json!({ "requests": requests, "cursor": cursor, "has_more": has_more }))
+                let mut answer = json!({ "requests": requests, "cursor": cursor, "has_more": chosen.has_more });
+                if let Some(omitted) = chosen.older_omitted {
+                    answer["older_omitted"] = json!(omitted);
+                }
+                Ok(answer)
             },
         ),
         Tool::scoped(

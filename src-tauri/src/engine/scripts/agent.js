@@ -912,9 +912,9 @@
     Promise.resolve(run(data.op, data.args)).then((answer) => post({ id: data.id, ...answer }));
   }, true);
 
-  // ---- what the page says: console lines, uncaught errors, XHR starts -----------------------
-  // Console lines and XHR starts come from the page-world hook (page_world.js) as events on
-  // the document; uncaught errors and rejections are seen here, out of the page's reach.
+  // ---- what the page says: console lines, uncaught errors, which requests were XHRs --------
+  // Console lines come from the page-world hook (page_world.js) as events on the document;
+  // uncaught errors and rejections are seen here, out of the page's reach.
   const CHANNEL = '__MALO_CHANNEL__';
   const sourceOf = (caller) => {
     const found = /(?:@|at )?(\S+?):(\d+):(\d+)\)?$/.exec(String(caller || '').trim());
@@ -927,9 +927,27 @@
     try { message = JSON.parse(event.detail); } catch (error) { return; }
     if (message.kind === 'console' && typeof message.text === 'string') {
       post({ kind: 'console', level: String(message.level), text: message.text.slice(0, 4000), frame_url: location.href, ...sourceOf(message.caller) });
-    } else if (message.kind === 'xhr') {
-      post({ kind: 'xhr', method: String(message.method), url: String(message.url) });
     }
+  }, true);
+  // On the wire an XMLHttpRequest and a fetch() look alike (Sec-Fetch-Dest: empty); the
+  // page's Resource Timing says which was which once each is done. Read here, in the
+  // isolated world, so fetch, XMLHttpRequest and WebSocket stay the browser's own.
+  try {
+    new PerformanceObserver((list) => {
+      const entries = [];
+      for (const entry of list.getEntries()) {
+        if (entry.initiatorType === 'xmlhttprequest' || entry.initiatorType === 'fetch') entries.push([entry.name, entry.initiatorType]);
+      }
+      if (entries.length) post({ kind: 'initiators', entries });
+    }).observe({ type: 'resource', buffered: true });
+  } catch (error) { /* no Resource Timing: such requests stay fetches in the log */ }
+  // WebKit tells the engine only the MIME types of a file chooser's accept list, not the
+  // extensions; the chooser is for the file input just clicked (by a person, a label or
+  // the page's own input.click()), which is seen here first.
+  window.addEventListener('click', (event) => {
+    const target = event.composedPath()[0];
+    if (!(target instanceof HTMLInputElement) || target.type !== 'file') return;
+    post({ kind: 'file_input', accept: target.getAttribute('accept') || '' });
   }, true);
   window.addEventListener('error', (event) => {
     const stack = event.error && event.error.stack ? String(event.error.stack).slice(0, 8000) : null;

@@ -1,9 +1,10 @@
 // malo's page-world hook: the one script of malo that runs in the page's own world (every
 // frame, before the page's scripts), so the page can see it. It only tells malo's
-// isolated agent, through an event on the document, what the page writes to its console
-// and which XMLHttpRequests it starts (to tell them from fetch() in the request log). A
-// page that replaces console.log afterwards hides its own later log lines, nothing more:
-// other levels, other frames and uncaught errors (caught in the isolated world) go on.
+// isolated agent, through an event on the document, what the page writes to its console.
+// It touches nothing else of the page: fetch, XMLHttpRequest and WebSocket stay the
+// browser's own. A page that replaces console.log afterwards hides its own later log
+// lines, nothing more: other levels, other frames and uncaught errors (caught in the
+// isolated world) go on.
 (() => {
   'use strict';
   const channel = '__MALO_CHANNEL__';
@@ -32,9 +33,4 @@
       return native.apply(this, args);
     };
   }
-  const open = XMLHttpRequest.prototype.open;
-  XMLHttpRequest.prototype.open = function (method, url) {
-    try { send({ kind: 'xhr', method: String(method), url: new URL(String(url), location.href).href }); } catch (error) { /* an invalid URL is the page's */ }
-    return open.apply(this, arguments);
-  };
 })();

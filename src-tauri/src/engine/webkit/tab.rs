@@ -85,6 +85,22 @@ pub(super) struct Tab {
     /// Files the next file chooser of this tab is answered with (`set_file_input`); a
     /// chooser with none armed is cancelled.
     pub(super) chooser: Rc<RefCell<Option<Vec<String>>>>,
+    /// The file input a page's agent saw clicked last, for the chooser it opens.
+    pub(super) file_input_clicked: Rc<RefCell<Option<FileInputClicked>>>,
+}
+
+/// A file input just clicked (by a person, a label or the page's own `input.click()`), as
+/// its frame's agent saw it: the chooser that follows is for it.
+#[derive(Debug, Clone)]
+pub(super) struct FileInputClicked {
+    /// The `accept` attribute as the page wrote it, split on commas.
+    accept: Vec<String>,
+    when: std::time::Instant,
+}
+
+impl FileInputClicked {
+    /// How long after the click a chooser is taken to be that input's.
+    const FRESH: std::time::Duration = std::time::Duration::from_secs(2);
 }
 
 impl Tab {
@@ -142,6 +158,7 @@ impl Tab {
         let channel = format!("malo-{}", crate::secret::random_hex(8));
         let agent_source = agent::agent_source(&crate::secret::random_hex(16), &channel);
         let relay = Rc::new(Relay::default());
+        let file_input_clicked: Rc<RefCell<Option<FileInputClicked>>> = Rc::default();
         if let Some(content) = view.user_content_manager() {
             content.add_script(&UserScript::for_world(
                 &agent_source,
@@ -160,11 +177,11 @@ impl Tab {
                 &[],
             ));
             content.register_script_message_handler_in_world(agent::HANDLER, SCRIPT_WORLD);
-            let (relay, state) = (relay.clone(), state.clone());
+            let (relay, state, clicked) = (relay.clone(), state.clone(), file_input_clicked.clone());
             content.connect_script_message_received(Some(agent::HANDLER), move |_content, message| {
                 use javascriptcore::ValueExt;
                 if let Some(text) = message.js_value().map(|value| value.to_str()) {
-                    receive(&text, &relay, &state);
+                    receive(&text, &relay, &state, &clicked);
                 }
             });
         }
@@ -188,6 +205,7 @@ impl Tab {
             buttons_held: Cell::new(gtk::gdk::ModifierType::empty()),
             downloads: spec.downloads.clone(),
             chooser: Rc::default(),
+            file_input_clicked,
         };
         tab.connect_signals();
         Ok(tab)
@@ -213,9 +231,14 @@ impl Tab {
         // A file chooser would map a GTK dialog on the person's screen: never from a hidden
         // page. It is cancelled and recorded, so the agent can set the files itself.
         let (events, tab_id, chooser, changed) = (self.events.clone(), self.id.clone(), self.chooser.clone(), self.load_changed.clone());
+        let clicked = self.file_input_clicked.clone();
         view.connect_run_file_chooser(move |_view, request| {
-            let accept: Vec<String> = request.mime_types().iter().map(|mime| mime.to_string()).collect();
-            let mut event = json!({ "multiple": request.selects_multiple(), "accept": accept });
+            // WebKit hands over only the MIME types of the accept list (extensions such as
+            // `.txt` are dropped): the page's own list comes from the input just clicked.
+            let mime_types: Vec<String> = request.mime_types().iter().map(|mime| mime.to_string()).collect();
+            let written = clicked.borrow_mut().take().filter(|input| input.when.elapsed() < FileInputClicked::FRESH);
+            let accept = written.map(|input| input.accept).unwrap_or_else(|| mime_types.clone());
+            let mut event = json!({ "multiple": request.selects_multiple(), "accept": accept, "mime_types": mime_types });
             match chooser.borrow_mut().take() {
                 Some(files) => {
                     let paths: Vec<&str> = files.iter().map(String::as_str).collect();
@@ -623,8 +646,9 @@ pub(super) fn release_reference(view: &webkit2gtk::WebView) {
 }
 
 /// A message from the agent of one of the tab's frames: what the page said (console, an
-/// uncaught error, an XHR start), or the answer of a relayed call.
-fn receive(text: &str, relay: &Relay, state: &TabState) {
+/// uncaught error), which of its requests were XHRs, a file input clicked, or the answer
+/// of a relayed call.
+fn receive(text: &str, relay: &Relay, state: &TabState, file_input_clicked: &RefCell<Option<FileInputClicked>>) {
     let Ok(message) = serde_json::from_str::<Value>(text) else { return };
     let field = |name: &str| message.get(name).and_then(Value::as_str).map(str::to_string);
     let number = |name: &str| message.get(name).and_then(Value::as_u64);
@@ -654,10 +678,28 @@ fn receive(text: &str, relay: &Relay, state: &TabState) {
                 time: crate::clock::now(),
             });
         }
-        Some("xhr") => {
-            if let (Some(method), Some(url)) = (field("method"), field("url")) {
-                state.traffic.hint_xhr(&method, &url);
-            }
+        Some("initiators") => {
+            let finished: Vec<(String, crate::network::Initiator)> = message
+                .get("entries")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|entry| {
+                    let url = entry.get(0)?.as_str()?.to_string();
+                    let initiator = match entry.get(1)?.as_str()? {
+                        "xmlhttprequest" => crate::network::Initiator::XmlHttpRequest,
+                        "fetch" => crate::network::Initiator::Fetch,
+                        _ => return None,
+                    };
+                    Some((url, initiator))
+                })
+                .collect();
+            state.traffic.name_initiators(&finished);
+        }
+        Some("file_input") => {
+            let accept = field("accept").unwrap_or_default();
+            let accept = accept.split(',').map(str::trim).filter(|part| !part.is_empty()).map(str::to_string).collect();
+            *file_input_clicked.borrow_mut() = Some(FileInputClicked { accept, when: std::time::Instant::now() });
         }
         _ => relay.deliver(&message),
     }
