@@ -23,3 +23,4 @@ mod tools;
 mod vault;
 mod watch;
 mod wayland;
+mod wire;
