@@ -4,210 +4,117 @@
 
 use serde_json::Value;
 
-/// Stable error codes. Agents and scripts match on these strings: never rename one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorCode {
+/// Defines [`ErrorCode`] from one table: each code's variant, wire string and HTTP status,
+/// so that the list of every code ([`ErrorCode::ALL`]) cannot miss one.
+macro_rules! error_codes {
+    ($($(#[$doc:meta])* $variant:ident => $wire:literal, $status:literal;)*) => {
+        /// Stable error codes. Agents and scripts match on these strings: never rename one.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum ErrorCode {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in the table's order (the API document lists them in this order).
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            /// The wire string, e.g. `E_INVALID_URL`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $wire,)*
+                }
+            }
+
+            /// The HTTP status this code is answered with.
+            pub fn http_status(self) -> u16 {
+                match self {
+                    $(ErrorCode::$variant => $status,)*
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
     /// The request body or a parameter is malformed or out of range.
-    BadRequest,
+    BadRequest => "E_BAD_REQUEST", 400;
     /// A URL is not http/https, carries credentials, or does not parse.
-    InvalidUrl,
+    InvalidUrl => "E_INVALID_URL", 400;
     /// Missing or wrong broker, lease or session token.
-    Unauthorized,
+    Unauthorized => "E_UNAUTHORIZED", 401;
     /// The `Host` header is not `127.0.0.1:<port>` or `localhost:<port>`.
-    ForbiddenHost,
+    ForbiddenHost => "E_FORBIDDEN_HOST", 403;
     /// No such route.
-    NoRoute,
+    NoRoute => "E_NO_ROUTE", 404;
     /// No element matches the selector (or the option, the text).
-    NotFound,
+    NotFound => "E_NOT_FOUND", 404;
     /// The ref's element is gone from the page.
-    StaleRef,
+    StaleRef => "E_STALE_REF", 409;
     /// The element is not visible (hidden, zero-sized, or outside the page).
-    NotVisible,
+    NotVisible => "E_NOT_VISIBLE", 409;
     /// The element is disabled.
-    Disabled,
+    Disabled => "E_DISABLED", 409;
     /// Another element would receive the click.
-    Covered,
+    Covered => "E_COVERED", 409;
     /// An assertion did not hold (reported inside an HTTP 200 result).
-    AssertionFailed,
+    AssertionFailed => "E_ASSERTION_FAILED", 200;
     /// The profile is used by an open session.
-    ProfileLocked,
+    ProfileLocked => "E_PROFILE_LOCKED", 409;
     /// No such profile.
-    ProfileNotFound,
+    ProfileNotFound => "E_PROFILE_NOT_FOUND", 404;
     /// There are already 64 profiles.
-    ProfileLimit,
+    ProfileLimit => "E_PROFILE_LIMIT", 409;
     /// No credential of that name in the vault.
-    CredentialNotFound,
+    CredentialNotFound => "E_CREDENTIAL_NOT_FOUND", 404;
     /// The credential is for another origin than the page's.
-    CredentialOrigin,
+    CredentialOrigin => "E_CREDENTIAL_ORIGIN", 403;
     /// No such lease.
-    LeaseNotFound,
+    LeaseNotFound => "E_LEASE_NOT_FOUND", 404;
     /// No such session (or it was closed).
-    SessionNotFound,
+    SessionNotFound => "E_SESSION_NOT_FOUND", 404;
     /// No such tab in the session (or it was closed), or the session has no tab.
-    TabNotFound,
+    TabNotFound => "E_TAB_NOT_FOUND", 404;
     /// No such tool in the registry.
-    UnknownTool,
+    UnknownTool => "E_UNKNOWN_TOOL", 404;
     /// Method not allowed on this route.
-    MethodNotAllowed,
+    MethodNotAllowed => "E_METHOD_NOT_ALLOWED", 405;
     /// The body is not `application/json`.
-    UnsupportedMediaType,
+    UnsupportedMediaType => "E_UNSUPPORTED_MEDIA_TYPE", 415;
     /// The body is larger than 1 MB.
-    PayloadTooLarge,
+    PayloadTooLarge => "E_PAYLOAD_TOO_LARGE", 413;
     /// The lease already has `--max-sessions` sessions.
-    TooManySessions,
+    TooManySessions => "E_TOO_MANY_SESSIONS", 429;
     /// Every port of the lease pool is taken.
-    PoolExhausted,
+    PoolExhausted => "E_POOL_EXHAUSTED", 503;
     /// The page could not be loaded (DNS, refused connection, TLS, ...).
-    NavigationFailed,
+    NavigationFailed => "E_NAVIGATION_FAILED", 502;
     /// An operation did not finish within its time limit.
-    Timeout,
+    Timeout => "E_TIMEOUT", 504;
     /// The page's script threw, or returned something that is not JSON.
-    ScriptError,
+    ScriptError => "E_SCRIPT_ERROR", 422;
     /// The tab's web process died (crash or kill); the next navigate recovers it.
-    PageCrashed,
+    PageCrashed => "E_PAGE_CRASHED", 503;
     /// The engine's main thread did not get to the call in time (other sessions' work).
-    Busy,
+    Busy => "E_BUSY", 503;
     /// Showing a window needs a screen a person sees; the daemon runs on a private one.
-    NoDisplay,
+    NoDisplay => "E_NO_DISPLAY", 503;
     /// Network capture cannot work for this session (its proxy is not running).
-    CaptureUnavailable,
+    CaptureUnavailable => "E_CAPTURE_UNAVAILABLE", 503;
     /// The browsing engine lost the session (web process crashed, engine stopped).
-    EngineUnavailable,
+    EngineUnavailable => "E_ENGINE_UNAVAILABLE", 503;
     /// The feature is not supported (on this platform or in this form).
-    Unsupported,
+    Unsupported => "E_UNSUPPORTED", 422;
     /// The daemon is shutting down.
-    ShuttingDown,
+    ShuttingDown => "E_SHUTTING_DOWN", 503;
     /// A bug or an unexpected failure inside the daemon.
-    Internal,
+    Internal => "E_INTERNAL", 500;
 }
 
 impl ErrorCode {
-    /// The wire string, e.g. `E_INVALID_URL`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::BadRequest => "E_BAD_REQUEST",
-            ErrorCode::InvalidUrl => "E_INVALID_URL",
-            ErrorCode::Unauthorized => "E_UNAUTHORIZED",
-            ErrorCode::ForbiddenHost => "E_FORBIDDEN_HOST",
-            ErrorCode::NoRoute => "E_NO_ROUTE",
-            ErrorCode::NotFound => "E_NOT_FOUND",
-            ErrorCode::StaleRef => "E_STALE_REF",
-            ErrorCode::NotVisible => "E_NOT_VISIBLE",
-            ErrorCode::Disabled => "E_DISABLED",
-            ErrorCode::Covered => "E_COVERED",
-            ErrorCode::AssertionFailed => "E_ASSERTION_FAILED",
-            ErrorCode::ProfileLocked => "E_PROFILE_LOCKED",
-            ErrorCode::ProfileNotFound => "E_PROFILE_NOT_FOUND",
-            ErrorCode::ProfileLimit => "E_PROFILE_LIMIT",
-            ErrorCode::CredentialNotFound => "E_CREDENTIAL_NOT_FOUND",
-            ErrorCode::CredentialOrigin => "E_CREDENTIAL_ORIGIN",
-            ErrorCode::LeaseNotFound => "E_LEASE_NOT_FOUND",
-            ErrorCode::SessionNotFound => "E_SESSION_NOT_FOUND",
-            ErrorCode::TabNotFound => "E_TAB_NOT_FOUND",
-            ErrorCode::UnknownTool => "E_UNKNOWN_TOOL",
-            ErrorCode::MethodNotAllowed => "E_METHOD_NOT_ALLOWED",
-            ErrorCode::UnsupportedMediaType => "E_UNSUPPORTED_MEDIA_TYPE",
-            ErrorCode::PayloadTooLarge => "E_PAYLOAD_TOO_LARGE",
-            ErrorCode::TooManySessions => "E_TOO_MANY_SESSIONS",
-            ErrorCode::PoolExhausted => "E_POOL_EXHAUSTED",
-            ErrorCode::NavigationFailed => "E_NAVIGATION_FAILED",
-            ErrorCode::Timeout => "E_TIMEOUT",
-            ErrorCode::ScriptError => "E_SCRIPT_ERROR",
-            ErrorCode::EngineUnavailable => "E_ENGINE_UNAVAILABLE",
-            ErrorCode::CaptureUnavailable => "E_CAPTURE_UNAVAILABLE",
-            ErrorCode::PageCrashed => "E_PAGE_CRASHED",
-            ErrorCode::Busy => "E_BUSY",
-            ErrorCode::NoDisplay => "E_NO_DISPLAY",
-            ErrorCode::Unsupported => "E_UNSUPPORTED",
-            ErrorCode::ShuttingDown => "E_SHUTTING_DOWN",
-            ErrorCode::Internal => "E_INTERNAL",
-        }
-    }
-
-    /// The HTTP status this code is answered with.
-    pub fn http_status(self) -> u16 {
-        match self {
-            ErrorCode::BadRequest | ErrorCode::InvalidUrl => 400,
-            ErrorCode::Unauthorized => 401,
-            ErrorCode::ForbiddenHost | ErrorCode::CredentialOrigin => 403,
-            ErrorCode::NoRoute
-            | ErrorCode::NotFound
-            | ErrorCode::LeaseNotFound
-            | ErrorCode::SessionNotFound
-            | ErrorCode::TabNotFound
-            | ErrorCode::UnknownTool
-            | ErrorCode::ProfileNotFound
-            | ErrorCode::CredentialNotFound => 404,
-            ErrorCode::MethodNotAllowed => 405,
-            ErrorCode::PayloadTooLarge => 413,
-            ErrorCode::UnsupportedMediaType => 415,
-            ErrorCode::ScriptError => 422,
-            ErrorCode::StaleRef
-            | ErrorCode::NotVisible
-            | ErrorCode::Disabled
-            | ErrorCode::Covered
-            | ErrorCode::ProfileLocked
-            | ErrorCode::ProfileLimit => 409,
-            ErrorCode::AssertionFailed => 200,
-            ErrorCode::TooManySessions => 429,
-            ErrorCode::Unsupported => 422,
-            ErrorCode::NavigationFailed => 502,
-            ErrorCode::PoolExhausted
-            | ErrorCode::EngineUnavailable
-            | ErrorCode::ShuttingDown
-            | ErrorCode::CaptureUnavailable
-            | ErrorCode::PageCrashed
-            | ErrorCode::Busy
-            | ErrorCode::NoDisplay => 503,
-            ErrorCode::Timeout => 504,
-            ErrorCode::Internal => 500,
-        }
-    }
-
     /// The code with this wire string.
     pub fn from_wire(text: &str) -> Option<ErrorCode> {
-        ErrorCode::ALL.into_iter().find(|code| code.as_str() == text)
+        ErrorCode::ALL.iter().copied().find(|code| code.as_str() == text)
     }
-
-    /// Every code, for documentation and tests.
-    pub const ALL: [ErrorCode; 36] = [
-        ErrorCode::CredentialNotFound,
-        ErrorCode::CredentialOrigin,
-        ErrorCode::ProfileLocked,
-        ErrorCode::ProfileNotFound,
-        ErrorCode::ProfileLimit,
-        ErrorCode::NoRoute,
-        ErrorCode::StaleRef,
-        ErrorCode::NotVisible,
-        ErrorCode::Disabled,
-        ErrorCode::Covered,
-        ErrorCode::AssertionFailed,
-        ErrorCode::BadRequest,
-        ErrorCode::InvalidUrl,
-        ErrorCode::Unauthorized,
-        ErrorCode::ForbiddenHost,
-        ErrorCode::NotFound,
-        ErrorCode::LeaseNotFound,
-        ErrorCode::SessionNotFound,
-        ErrorCode::TabNotFound,
-        ErrorCode::UnknownTool,
-        ErrorCode::MethodNotAllowed,
-        ErrorCode::UnsupportedMediaType,
-        ErrorCode::PayloadTooLarge,
-        ErrorCode::TooManySessions,
-        ErrorCode::PoolExhausted,
-        ErrorCode::NavigationFailed,
-        ErrorCode::Timeout,
-        ErrorCode::ScriptError,
-        ErrorCode::EngineUnavailable,
-        ErrorCode::CaptureUnavailable,
-        ErrorCode::PageCrashed,
-        ErrorCode::Busy,
-        ErrorCode::NoDisplay,
-        ErrorCode::Unsupported,
-        ErrorCode::ShuttingDown,
-        ErrorCode::Internal,
-    ];
 }
 
 /// An error with its code, a message and structured details (`{}` when none).
@@ -255,12 +162,33 @@ mod tests {
     #[test]
     fn codes_are_unique_and_prefixed() {
         let mut seen = std::collections::HashSet::new();
-        for code in ErrorCode::ALL {
+        for &code in ErrorCode::ALL {
             assert!(code.as_str().starts_with("E_"), "{}", code.as_str());
             assert!(seen.insert(code.as_str()), "duplicate {}", code.as_str());
             assert!((400..600).contains(&code.http_status()) || code == ErrorCode::AssertionFailed);
             assert_eq!(ErrorCode::from_wire(code.as_str()), Some(code));
         }
+    }
+
+    #[test]
+    fn the_api_document_lists_exactly_the_codes_with_their_statuses() {
+        let document = include_str!("../../docs/API.md");
+        let table = &document[document.find("## Error codes").expect("docs/API.md has an error code table")..];
+        let listed: Vec<(String, u16)> = table
+            .lines()
+            .skip_while(|line| !line.starts_with("| `E_"))
+            .take_while(|line| line.starts_with("| `E_"))
+            .map(|line| {
+                let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+                (cells[1].trim_matches('`').to_string(), cells[2].parse().expect("a status"))
+            })
+            .collect();
+        let defined: Vec<(String, u16)> = ErrorCode::ALL.iter().map(|code| (code.as_str().to_string(), code.http_status())).collect();
+        let mut listed_sorted = listed.clone();
+        listed_sorted.sort();
+        let mut defined_sorted = defined.clone();
+        defined_sorted.sort();
+        assert_eq!(listed_sorted, defined_sorted, "docs/API.md's error table and ErrorCode differ");
     }
 
     #[test]

@@ -12,9 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use serde_json::json;
 
-use crate::events::EventLog;
+use crate::events::{EventKind, EventLog};
 
 /// How many download records a session keeps (newest first when listed).
 pub const MAX_DOWNLOAD_RECORDS: usize = 100;
@@ -45,30 +44,7 @@ pub struct DownloadPolicy {
     pub events_enabled: bool,
 }
 
-/// Where a download stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DownloadStatus {
-    /// Announced; the response has not arrived yet.
-    Started,
-    /// Bytes are arriving.
-    InProgress,
-    /// Saved whole.
-    Completed,
-    /// Cancelled by the agent (no file left).
-    Canceled,
-    /// Refused by the policy (no file written).
-    Denied,
-    /// Failed (network, disk, quota); no partial file left.
-    Failed,
-}
-
-impl DownloadStatus {
-    /// Whether the download is over.
-    pub fn is_final(self) -> bool {
-        !matches!(self, DownloadStatus::Started | DownloadStatus::InProgress)
-    }
-}
+pub use crate::events::DownloadStatus;
 
 /// One download, as `list_downloads` answers it.
 #[derive(Debug, Clone, Serialize)]
@@ -233,11 +209,13 @@ impl Downloads {
         };
         drop(state);
         if policy.events_enabled {
-            let mut data = json!({ "download_id": download_id, "url": url, "suggested_filename": suggested });
-            if let Some(path) = &destination {
-                data["saved_path"] = json!(path.display().to_string());
-            }
-            self.events.push("download_started", tab.as_deref(), data);
+            let started = EventKind::DownloadStarted {
+                download_id: download_id.to_string(),
+                url,
+                suggested_filename: Some(suggested.to_string()),
+                saved_path: destination.as_ref().map(|path| path.display().to_string()),
+            };
+            self.events.push(tab.as_deref(), started);
             if destination.is_none() {
                 self.finished_event(download_id);
             }
@@ -292,13 +270,17 @@ impl Downloads {
 
     fn finished_event(&self, download_id: &str) {
         let Some(record) = self.get(download_id) else { return };
-        let mut data = json!({ "download_id": record.download_id, "status": record.status, "url": record.url,
-            "suggested_filename": record.suggested_filename, "saved_path": record.saved_path,
-            "received_bytes": record.received_bytes, "sha256": record.sha256 });
-        if let Some(error) = &record.error {
-            data["error"] = json!(error);
-        }
-        self.events.push("download_finished", record.tab.as_deref(), data);
+        let finished = EventKind::DownloadFinished {
+            download_id: record.download_id,
+            status: record.status,
+            url: record.url,
+            suggested_filename: record.suggested_filename,
+            saved_path: record.saved_path,
+            received_bytes: record.received_bytes,
+            sha256: record.sha256,
+            error: record.error,
+        };
+        self.events.push(record.tab.as_deref(), finished);
     }
 
     /// Marks a running download as being cancelled by the agent (or the quota); the engine

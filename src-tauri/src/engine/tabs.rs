@@ -24,11 +24,51 @@ pub const CONSOLE_ENTRIES: usize = 200;
 /// Page errors a tab keeps (seed 002).
 pub const ERROR_ENTRIES: usize = 100;
 
+/// A console line's level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsoleLevel {
+    /// console.log
+    Log,
+    /// console.info
+    Info,
+    /// console.warn
+    Warn,
+    /// console.error
+    Error,
+    /// console.debug
+    Debug,
+}
+
+impl ConsoleLevel {
+    /// The level named `name` (a page's `console` method), if it is one.
+    pub fn named(name: &str) -> Option<ConsoleLevel> {
+        Some(match name {
+            "log" => ConsoleLevel::Log,
+            "info" => ConsoleLevel::Info,
+            "warn" => ConsoleLevel::Warn,
+            "error" => ConsoleLevel::Error,
+            "debug" => ConsoleLevel::Debug,
+            _ => return None,
+        })
+    }
+}
+
+/// What a page did not catch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PageErrorKind {
+    /// An uncaught exception.
+    Exception,
+    /// A promise rejected with no handler.
+    UnhandledRejection,
+}
+
 /// One console line of a page (any frame).
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ConsoleEntry {
-    /// `log`, `info`, `warn`, `error` or `debug`.
-    pub level: String,
+    /// Its level.
+    pub level: ConsoleLevel,
     /// The arguments, as text (bounded).
     pub text: String,
     /// Where it was written: script URL, line and column, when known.
@@ -55,8 +95,8 @@ pub struct ConsoleEntry {
 /// An uncaught exception or unhandled promise rejection of a page (any frame).
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PageError {
-    /// `exception` or `unhandled_rejection`.
-    pub kind: String,
+    /// An exception or an unhandled rejection.
+    pub kind: PageErrorKind,
     /// The message.
     pub message: String,
     /// The stack, when there is one.

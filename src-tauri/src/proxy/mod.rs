@@ -30,7 +30,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::events::SeqCounter;
+use crate::events::{BlockReason, EventKind, SeqCounter};
 use crate::listen::Admission;
 use crate::network::rules::{RequestFacts, RuleAction};
 use crate::network::{
@@ -593,8 +593,12 @@ async fn forward(
         // connection would be retried).
         let reason = format!("blocked: a redirect to {}", blocked.split(':').next().unwrap_or("?"));
         if let Some(traffic) = &traffic {
-            let data = serde_json::json!({ "url": crate::urls::redact_credentials(&blocked), "from": url, "reason": "redirect" });
-            traffic.events.push("navigation_blocked", Some(&traffic.tab), data);
+            let redirected = EventKind::NavigationBlocked {
+                url: crate::urls::redact_credentials(&blocked),
+                reason: BlockReason::Redirect,
+                from: Some(url.clone()),
+            };
+            traffic.events.push(Some(&traffic.tab), redirected);
         }
         network::record_end(&entry, Ending { body_size: 0, failure: Some(reason) });
         return Ok(Response::builder().status(StatusCode::NO_CONTENT).body(empty())?);

@@ -234,7 +234,7 @@ impl SessionTable {
             }
             return Err(error);
         }
-        events.push("session_created", None, serde_json::json!({ "name": name, "width": width, "height": height }));
+        events.push(None, crate::events::EventKind::SessionCreated { name: name.clone(), width, height });
         tracing::info!(session = %id, lease = %self.lease_id, %name, profile = profile.as_deref().unwrap_or("-"), "session opened");
         Ok(Arc::new(Session {
             id,

@@ -8,24 +8,8 @@ use serde_json::Value;
 
 use super::numbers::{lenient, lenient_schema};
 use super::{at_most, Scope, Tool, ToolContext};
-use crate::engine::tabs::{CONSOLE_ENTRIES, ERROR_ENTRIES};
+use crate::engine::tabs::{ConsoleLevel, CONSOLE_ENTRIES, ERROR_ENTRIES};
 use crate::error::Error;
-
-/// Console levels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum Level {
-    /// console.log
-    Log,
-    /// console.info
-    Info,
-    /// console.warn
-    Warn,
-    /// console.error
-    Error,
-    /// console.debug
-    Debug,
-}
 
 /// Input of `console`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -37,7 +21,7 @@ pub(crate) struct ConsoleInput {
     after: Option<u64>,
     /// Only this level.
     #[serde(default)]
-    level: Option<Level>,
+    level: Option<ConsoleLevel>,
     /// Only lines containing this.
     #[serde(default)]
     text_includes: Option<String>,
@@ -77,9 +61,8 @@ pub(super) fn tools() -> Vec<Tool> {
             Scope::Tab,
             |context: ToolContext, input: ConsoleInput| async move {
                 let limit = limit(input.limit, CONSOLE_ENTRIES)?;
-                let level = input.level.map(|level| format!("{level:?}").to_lowercase());
                 let page = context.tab()?.console.after(input.after, limit, |entry| {
-                    level.as_deref().is_none_or(|level| entry.level == level)
+                    input.level.is_none_or(|level| entry.level == level)
                         && input.text_includes.as_deref().is_none_or(|part| entry.text.contains(part))
                 });
                 Ok(serde_json::to_value(page).unwrap_or(Value::Null))

@@ -241,7 +241,7 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
     let shown: Value = context.page(PageRequest::Watch(show)).await?;
     let done_before = shown["done_count"].as_u64().unwrap_or(0);
     let _waiting = session.wait_for_person("log in");
-    session.events.push("login_waiting", Some(&tab.id), json!({ "mode": "watch", "url": start_url }));
+    session.events.push(Some(&tab.id), crate::events::EventKind::LoginWaiting { mode: "watch", url: start_url.to_string() });
     let begun = Instant::now();
     loop {
         tokio::time::sleep(Duration::from_millis(200)).await;

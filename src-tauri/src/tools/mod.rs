@@ -327,11 +327,13 @@ impl ToolRegistry {
         let seq = if matches!(tool.name, "close" | "events") {
             session.events.next_seq()
         } else {
-            let outcome = match &result {
-                Ok(_) => json!({ "tool": tool.name, "ok": true, "duration_ms": duration_ms }),
-                Err(error) => json!({ "tool": tool.name, "ok": false, "duration_ms": duration_ms, "error": error.code.as_str() }),
+            let outcome = crate::events::EventKind::Action {
+                tool: tool.name.to_string(),
+                ok: result.is_ok(),
+                duration_ms,
+                error: result.as_ref().err().map(|error| error.code.as_str()),
             };
-            session.events.push("action", tab.as_deref(), outcome)
+            session.events.push(tab.as_deref(), outcome)
         };
         drop(in_use);
         Ok(ToolOutput { tool: tool.name.to_string(), tab, seq, result: result? })

@@ -311,8 +311,19 @@ pub(crate) async fn finish_with(
     if !popups.is_empty() {
         result["popups"] = json!(popups);
     }
+    // The event's own fields, without its seq, time, type and tab.
     let of_kind = |kind: &str| -> Vec<Value> {
-        happened.iter().filter(|event| event.kind == kind).map(|event| Value::Object(event.data.clone())).collect()
+        happened
+            .iter()
+            .filter(|event| event.kind.name() == kind)
+            .map(|event| {
+                let mut fields = serde_json::to_value(&event.kind).unwrap_or_default();
+                if let Some(object) = fields.as_object_mut() {
+                    object.remove("type");
+                }
+                fields
+            })
+            .collect()
     };
     for (kind, field) in [("dialog", "dialogs"), ("popup_blocked", "popups_blocked")] {
         let found = of_kind(kind);

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::{millis, Scope, Tool, ToolContext};
 use crate::engine::{NavigationReport, PageRequest, PopupPolicy, SessionRequest, TabTarget};
+use crate::events::{ClosedBy, EventKind};
 
 /// Input of `tab_new`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -97,7 +98,7 @@ pub(super) fn tools() -> Vec<Tool> {
                 // minutes: after 5 s the tab closes under it, and it fails).
                 let _turn = tokio::time::timeout(std::time::Duration::from_secs(5), tab.lock.lock()).await;
                 session.engine.session::<()>(&session.id, SessionRequest::CloseTab { tab: tab.id.clone() }).await?;
-                session.events.push("tab_closed", Some(&tab.id), json!({ "by": "agent" }));
+                session.events.push(Some(&tab.id), EventKind::TabClosed { by: ClosedBy::Agent });
                 Ok(json!({ "closed": true, "tab_closed": tab.id, "selected": session.tabs.selected_id(), "tabs": session.tabs.summaries() }))
             },
         ),
@@ -117,7 +118,9 @@ pub(super) fn tools() -> Vec<Tool> {
 pub(crate) fn popups_of(happened: &[crate::events::Event], opener: &str) -> Vec<Value> {
     happened
         .iter()
-        .filter(|event| event.kind == "popup" && event.data.get("opener").and_then(Value::as_str) == Some(opener))
-        .map(|event| json!({ "tab": event.tab, "url": event.data.get("url") }))
+        .filter_map(|event| match &event.kind {
+            EventKind::Popup { opener: by, url } if by == opener => Some(json!({ "tab": event.tab, "url": url })),
+            _ => None,
+        })
         .collect()
 }

@@ -30,6 +30,7 @@ use super::main_thread::{self, MainThread, Timed};
 use super::{Answer, Command, EngineQueue, PageRequest, PopupPolicy, Queued, SessionRequest, SessionSpec, TabTarget, Tabs, WatchChange};
 use crate::engine::downloads::Downloads;
 use crate::error::{Error, ErrorCode, Result};
+use crate::events::{ClosedBy, EventKind};
 
 /// The named script world our scripts run in: it sees the DOM, not the page's globals.
 pub(crate) const SCRIPT_WORLD: &str = "malo";
@@ -307,7 +308,7 @@ impl Engine {
             let url = action.request().and_then(|request| request.uri()).map(|uri| uri.to_string()).unwrap_or_default();
             let (Some(engine), Some(session)) = (engine.upgrade(), weak_session.upgrade()) else { return None };
             if session.tabs().popup_policy() == PopupPolicy::Deny {
-                events.push("popup_blocked", Some(&opener), json!({ "url": url }));
+                events.push(Some(&opener), EventKind::PopupBlocked { url });
                 return None;
             }
             let popup = engine.open_popup(&session, view, &opener, &url)?;
@@ -326,7 +327,7 @@ impl Engine {
             glib::idle_add_local_once(move || {
                 if let Some(session) = weak_session.upgrade() {
                     if session.close_tab(&tab_id).is_ok() {
-                        events.push("tab_closed", Some(&tab_id), json!({ "by": "page" }));
+                        events.push(Some(&tab_id), EventKind::TabClosed { by: ClosedBy::Page });
                     }
                 }
             });
@@ -353,7 +354,7 @@ impl Engine {
         };
         session.tabs.borrow_mut().push(tab.clone());
         self.wire(session, &tab);
-        tab.events.push("popup", Some(&tab.id), json!({ "opener": opener, "url": url }));
+        tab.events.push(Some(&tab.id), EventKind::Popup { opener: opener.to_string(), url: url.to_string() });
         Some(tab)
     }
 

@@ -21,10 +21,10 @@ use webkit2gtk::{
 
 use super::agent::{self, Relay};
 use super::SCRIPT_WORLD;
-use crate::engine::tabs::{ConsoleEntry, PageError};
+use crate::engine::tabs::{ConsoleEntry, ConsoleLevel, PageError, PageErrorKind};
 use crate::engine::{DialogPolicy, EditingCommand, InputEvent, SessionSpec, TabState};
 use crate::error::{Error, ErrorCode, Result};
-use crate::events::EventLog;
+use crate::events::{BlockReason, EventKind, EventLog};
 
 /// How long a script in the page may take before the call gives up.
 const SCRIPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -224,7 +224,7 @@ impl Tab {
                 // Once WebKit has set the drag icon, so that cancelling also takes it down.
                 let context = context.clone();
                 glib::idle_add_local_once(move || context.drag_cancel());
-                events.push("native_drag_cancelled", Some(&tab_id), json!({}));
+                events.push(Some(&tab_id), EventKind::NativeDragCancelled {});
             }
         });
 
@@ -238,20 +238,25 @@ impl Tab {
             let mime_types: Vec<String> = request.mime_types().iter().map(|mime| mime.to_string()).collect();
             let written = clicked.borrow_mut().take().filter(|input| input.when.elapsed() < FileInputClicked::FRESH);
             let accept = written.map(|input| input.accept).unwrap_or_else(|| mime_types.clone());
-            let mut event = json!({ "multiple": request.selects_multiple(), "accept": accept, "mime_types": mime_types });
-            match chooser.borrow_mut().take() {
+            let file_count = match chooser.borrow_mut().take() {
                 Some(files) => {
                     let paths: Vec<&str> = files.iter().map(String::as_str).collect();
                     request.select_files(&paths);
-                    event["answered"] = json!(true);
-                    event["file_count"] = json!(files.len());
+                    Some(files.len())
                 }
                 None => {
                     request.cancel();
-                    event["answered"] = json!(false);
+                    None
                 }
-            }
-            events.push("file_chooser", Some(&tab_id), event);
+            };
+            let event = EventKind::FileChooser {
+                multiple: request.selects_multiple(),
+                accept,
+                mime_types,
+                answered: file_count.is_some(),
+                file_count,
+            };
+            events.push(Some(&tab_id), event);
             changed.notify_waiters();
             true
         });
@@ -280,7 +285,7 @@ impl Tab {
                         .map(|status| status as u16);
                     load.borrow_mut().http_status = status;
                     page_state.page.set_url(&url);
-                    events.push("navigation", Some(&tab_id), json!({ "url": url, "http_status": status }));
+                    events.push(Some(&tab_id), EventKind::Navigation { url, http_status: status });
                 }
                 LoadEvent::Finished => {
                     let mut state = load.borrow_mut();
@@ -289,7 +294,7 @@ impl Tab {
                     drop(state);
                     if !failed {
                         let title = view.title().map(|title| title.to_string()).unwrap_or_default();
-                        events.push("load", Some(&tab_id), json!({ "url": url, "title": title }));
+                        events.push(Some(&tab_id), EventKind::Load { url, title });
                     }
                 }
                 _ => {}
@@ -300,12 +305,9 @@ impl Tab {
         let (load, changed, events, tab_id) = (self.load.clone(), self.load_changed.clone(), self.events.clone(), self.id.clone());
         view.connect_load_failed(move |_view, _event, failing_uri, error| {
             let (name, description) = describe_load_error(error);
-            events.push(
-                "load_failed",
-                Some(&tab_id),
-                json!({ "url": failing_uri, "net_error": name, "net_error_description": description }),
-            );
-            load.borrow_mut().failure = Some((name, description));
+            load.borrow_mut().failure = Some((name.clone(), description.clone()));
+            let failed = EventKind::LoadFailed { url: failing_uri.to_string(), net_error: name, net_error_description: description };
+            events.push(Some(&tab_id), failed);
             changed.notify_waiters();
             // true: no WebKit error page; the agent gets the error in the API instead.
             true
@@ -338,7 +340,7 @@ impl Tab {
             // The load that was under way will never finish.
             state.finished = state.started;
             drop(state);
-            events.push("crash", Some(&tab_id), json!({ "reason": format!("{reason:?}").to_lowercase() }));
+            events.push(Some(&tab_id), EventKind::Crash { reason: format!("{reason:?}").to_lowercase() });
             changed.notify_waiters();
         });
 
@@ -349,11 +351,15 @@ impl Tab {
         view.connect_user_message_received(move |view, message| {
             let Some(message) = super::web_process::EngineMessage::from_user_message(message) else { return false };
             if let Some(url) = message.refused_url() {
-                let data = json!({ "url": crate::urls::redact_credentials(url), "reason": "local_resource" });
-                state.traffic.events.push("navigation_blocked", Some(&tab_id), data);
+                let blocked = EventKind::NavigationBlocked {
+                    url: crate::urls::redact_credentials(url),
+                    reason: BlockReason::LocalResource,
+                    from: None,
+                };
+                state.traffic.events.push(Some(&tab_id), blocked);
             }
             state.console.push(ConsoleEntry {
-                level: message.level.to_string(),
+                level: message.level,
                 text: message.text.chars().take(4000).collect(),
                 source: message.source,
                 line: message.line,
@@ -370,7 +376,7 @@ impl Tab {
         view.connect_permission_request(move |_view, request| {
             request.deny();
             let kind = permission_kind(request.type_().name());
-            events.push("permission_denied", Some(&tab_id), json!({ "permission": kind }));
+            events.push(Some(&tab_id), EventKind::PermissionDenied { permission: kind });
             true
         });
 
@@ -387,29 +393,33 @@ impl Tab {
             };
             let kind = dialog.dialog_type();
             let accept = current.accept.unwrap_or(matches!(kind, ScriptDialogType::Alert | ScriptDialogType::BeforeUnloadConfirm));
-            let mut answer = json!({
-                "dialog_type": match kind {
+            let prompt_text = match kind {
+                ScriptDialogType::Confirm | ScriptDialogType::BeforeUnloadConfirm => {
+                    dialog.confirm_set_confirmed(accept);
+                    None
+                }
+                ScriptDialogType::Prompt if accept => {
+                    let text =
+                        current.prompt_text.or_else(|| dialog.prompt_get_default_text().map(|text| text.to_string())).unwrap_or_default();
+                    dialog.prompt_set_text(&text);
+                    Some(text)
+                }
+                _ => None,
+            };
+            let answered = EventKind::Dialog {
+                dialog_type: match kind {
                     ScriptDialogType::Alert => "alert",
                     ScriptDialogType::Confirm => "confirm",
                     ScriptDialogType::Prompt => "prompt",
                     ScriptDialogType::BeforeUnloadConfirm => "beforeunload",
                     _ => "unknown",
                 },
-                "message": dialog.message().map(|message| message.to_string()).unwrap_or_default(),
-                "action": if accept { "accept" } else { "dismiss" },
-                "policy": if current.accept.is_some() { "set" } else { "default" },
-            });
-            match kind {
-                ScriptDialogType::Confirm | ScriptDialogType::BeforeUnloadConfirm => dialog.confirm_set_confirmed(accept),
-                ScriptDialogType::Prompt if accept => {
-                    let text =
-                        current.prompt_text.or_else(|| dialog.prompt_get_default_text().map(|text| text.to_string())).unwrap_or_default();
-                    dialog.prompt_set_text(&text);
-                    answer["prompt_text"] = json!(text);
-                }
-                _ => {}
-            }
-            events.push("dialog", Some(&tab_id), answer);
+                message: dialog.message().map(|message| message.to_string()).unwrap_or_default(),
+                action: if accept { "accept" } else { "dismiss" },
+                policy: if current.accept.is_some() { "set" } else { "default" },
+                prompt_text,
+            };
+            events.push(Some(&tab_id), answered);
             true
         });
 
@@ -443,7 +453,9 @@ impl Tab {
                 return false;
             }
             decision.ignore();
-            events.push("navigation_blocked", Some(&tab_id), json!({ "url": crate::urls::redact_credentials(&uri), "reason": "scheme" }));
+            let blocked =
+                EventKind::NavigationBlocked { url: crate::urls::redact_credentials(&uri), reason: BlockReason::Scheme, from: None };
+            events.push(Some(&tab_id), blocked);
             true
         });
     }
@@ -654,9 +666,9 @@ fn receive(text: &str, relay: &Relay, state: &TabState, file_input_clicked: &Ref
     let number = |name: &str| message.get(name).and_then(Value::as_u64);
     match message.get("kind").and_then(Value::as_str) {
         Some("console") => {
-            let level = field("level").filter(|level| ["log", "info", "warn", "error", "debug"].contains(&level.as_str()));
+            let level = field("level").and_then(|level| ConsoleLevel::named(&level));
             state.console.push(ConsoleEntry {
-                level: level.unwrap_or_else(|| "log".into()),
+                level: level.unwrap_or(ConsoleLevel::Log),
                 text: field("text").unwrap_or_default(),
                 source: field("source"),
                 line: number("line"),
@@ -668,7 +680,11 @@ fn receive(text: &str, relay: &Relay, state: &TabState, file_input_clicked: &Ref
         }
         Some("page_error") => {
             state.errors.push(PageError {
-                kind: field("error_kind").filter(|kind| kind == "unhandled_rejection").unwrap_or_else(|| "exception".into()),
+                kind: if field("error_kind").as_deref() == Some("unhandled_rejection") {
+                    PageErrorKind::UnhandledRejection
+                } else {
+                    PageErrorKind::Exception
+                },
                 message: field("message").unwrap_or_default(),
                 stack: field("stack"),
                 source: field("source"),

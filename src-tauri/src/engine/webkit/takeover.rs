@@ -14,6 +14,7 @@ use wry::WebViewBuilderExtUnix;
 
 use super::tab::Tab;
 use crate::error::{Error, Result};
+use crate::events::EventKind;
 
 /// Height of the toolbar above the page.
 pub(super) const TOOLBAR_HEIGHT: i32 = 40;
@@ -106,7 +107,7 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: Option
     let wayland = on_wayland(&window);
     *state.window.borrow_mut() = Some(Takeover { window, layout, toolbar: Some(toolbar), uri_handler: Some(uri_handler) });
     tab.state.page.set_shown(true);
-    tab.events.push("watch", Some(&tab.id), json!({ "shown": true, "focus": focus }));
+    tab.events.push(Some(&tab.id), EventKind::Watch { shown: true, focus: Some(focus) });
     let mut answer = json!({ "shown": true, "focus": focus, "title": title });
     if !focus && wayland {
         answer["note"] = json!(WAYLAND_FOCUS);
@@ -133,7 +134,7 @@ pub(super) fn hand_back(tab: &Tab) -> Result<Value> {
 fn count_done(tab: &Tab) {
     tab.state.page.set_takeover_requested(false);
     tab.takeover.done.set(tab.takeover.done.get() + 1);
-    tab.events.push("watch_done", Some(&tab.id), json!({}));
+    tab.events.push(Some(&tab.id), EventKind::WatchDone {});
 }
 
 /// Hides the window and puts the page back in its offscreen host.
@@ -157,7 +158,7 @@ pub(super) fn hide(tab: &Tab) -> Result<Value> {
     }
     tab.state.page.set_shown(false);
     tab.state.page.set_takeover_requested(false);
-    tab.events.push("watch", Some(&tab.id), json!({ "shown": false }));
+    tab.events.push(Some(&tab.id), EventKind::Watch { shown: false, focus: None });
     Ok(json!({ "shown": false }))
 }
 

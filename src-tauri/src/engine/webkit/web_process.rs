@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use webkit2gtk::UserMessageExt;
 
+use crate::engine::tabs::ConsoleLevel;
+
 /// The shared object, as built for this binary.
 const EXTENSION: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmalo_web_process.so"));
 const FILE_NAME: &str = "libmalo_web_process.so";
@@ -35,8 +37,8 @@ pub(crate) fn install(data_dir: &Path) -> std::io::Result<PathBuf> {
 pub(super) struct EngineMessage {
     /// `network`, `security` or `other`.
     pub(super) category: &'static str,
-    /// `error`, `warn`, `info`, `log` or `debug`.
-    pub(super) level: &'static str,
+    /// Its level.
+    pub(super) level: ConsoleLevel,
     pub(super) text: String,
     /// The document or script it concerns, when WebKit names one.
     pub(super) source: Option<String>,
@@ -57,11 +59,11 @@ impl EngineMessage {
                 _ => "other",
             },
             level: match level {
-                0 => "info",
-                1 => "log",
-                2 => "warn",
-                3 => "error",
-                _ => "debug",
+                0 => ConsoleLevel::Info,
+                1 => ConsoleLevel::Log,
+                2 => ConsoleLevel::Warn,
+                3 => ConsoleLevel::Error,
+                _ => ConsoleLevel::Debug,
             },
             text,
             source: (!source_id.is_empty()).then_some(source_id),

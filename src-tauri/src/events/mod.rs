@@ -9,7 +9,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+mod kinds;
+
+pub use kinds::{BlockReason, ClosedBy, DownloadStatus, EventKind};
 
 /// How many events a session keeps; older ones are dropped first.
 pub const EVENT_CAPACITY: usize = 1000;
@@ -37,15 +41,12 @@ pub struct Event {
     pub seq: u64,
     /// When it happened (RFC 3339, ms).
     pub time: String,
-    /// What happened: `action`, `navigation`, `load`, `load_failed`, `crash`, ...
-    #[serde(rename = "type")]
-    pub kind: String,
     /// The tab it happened in, when it concerns one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tab: Option<String>,
-    /// The event's own fields, flattened into the object.
+    /// What happened: its `type` and own fields, flattened into the object.
     #[serde(flatten)]
-    pub data: Map<String, Value>,
+    pub kind: EventKind,
 }
 
 /// A page of events after a cursor.
@@ -109,21 +110,15 @@ impl EventLog {
         EventLog { seq, events: Mutex::new(VecDeque::new()), pushed: tokio::sync::Notify::new() }
     }
 
-    /// Appends an event and returns its seq. `data` should be a JSON object; anything else
-    /// is stored under `value`.
-    pub fn push(&self, kind: &str, tab: Option<&str>, data: Value) -> u64 {
-        let data = match data {
-            Value::Object(map) => map,
-            Value::Null => Map::new(),
-            other => Map::from_iter([("value".to_string(), other)]),
-        };
+    /// Appends an event and returns its seq.
+    pub fn push(&self, tab: Option<&str>, kind: EventKind) -> u64 {
         let mut events = self.events.lock().expect("event log poisoned");
         // Take the number under the lock so that the buffer is always in seq order.
         let seq = self.seq.next();
         if events.len() == EVENT_CAPACITY {
             events.pop_front();
         }
-        events.push_back(Event { seq, time: crate::clock::now(), kind: kind.to_string(), tab: tab.map(str::to_string), data });
+        events.push_back(Event { seq, time: crate::clock::now(), tab: tab.map(str::to_string), kind });
         drop(events);
         self.pushed.notify_waiters();
         seq
@@ -175,7 +170,9 @@ impl EventLog {
         let matching: Vec<&Event> = events
             .iter()
             .filter(|event| {
-                event.seq > floor && tab.is_none_or(|tab| event.tab.as_deref() == Some(tab)) && kind.is_none_or(|kind| event.kind == kind)
+                event.seq > floor
+                    && tab.is_none_or(|tab| event.tab.as_deref() == Some(tab))
+                    && kind.is_none_or(|kind| event.kind.name() == kind)
             })
             .collect();
         let chosen = window(matching, after, limit);
@@ -265,14 +262,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn load(url: &str) -> EventKind {
+        EventKind::Load { url: url.into(), title: String::new() }
+    }
+
+    fn action(duration_ms: u64) -> EventKind {
+        EventKind::Action { tool: "navigate".into(), ok: true, duration_ms, error: None }
+    }
+
     #[test]
     fn seq_is_global_and_increasing_across_logs() {
         let seq = Arc::new(SeqCounter::default());
         let first = EventLog::new(seq.clone());
         let second = EventLog::new(seq.clone());
-        let a = first.push("load", Some("t1"), json!({"url": "http://a/"}));
-        let b = second.push("load", None, json!({}));
-        let c = first.push("action", None, json!({"tool": "navigate"}));
+        let a = first.push(Some("t1"), load("http://a/"));
+        let b = second.push(None, load("http://b/"));
+        let c = first.push(None, action(0));
         assert!(a < b && b < c);
         assert_eq!(first.after(0, 10).events.len(), 2);
         assert_eq!(second.after(0, 10).events.len(), 1, "logs are per session");
@@ -282,7 +287,7 @@ mod tests {
     fn cursor_paging_and_capacity() {
         let log = EventLog::new(Arc::new(SeqCounter::default()));
         for index in 0..(EVENT_CAPACITY + 5) {
-            log.push("action", None, json!({"index": index}));
+            log.push(None, action(index as u64));
         }
         let page = log.after(0, 10);
         assert_eq!(page.events.len(), 10);
@@ -328,7 +333,7 @@ mod tests {
     #[test]
     fn data_is_flattened_when_serialized() {
         let log = EventLog::new(Arc::new(SeqCounter::default()));
-        log.push("navigation", Some("t1"), json!({"url": "http://x/"}));
+        log.push(Some("t1"), EventKind::Navigation { url: "http://x/".into(), http_status: Some(200) });
         let page = serde_json::to_value(log.after(0, 1)).unwrap();
         assert_eq!(page["events"][0]["type"], "navigation");
         assert_eq!(page["events"][0]["url"], "http://x/");
