@@ -48,7 +48,8 @@ impl Normalizer {
     fn value(&mut self, value: &Value, key: &str) -> Value {
         match value {
             Value::Object(object) => {
-                let normalized: Map<String, Value> = object.iter().map(|(field, inner)| (field.clone(), self.value(inner, field))).collect();
+                let normalized: Map<String, Value> =
+                    object.iter().map(|(field, inner)| (field.clone(), self.value(inner, field))).collect();
                 Value::Object(normalized)
             }
             Value::Array(items) => Value::Array(items.iter().map(|item| self.value(item, key)).collect()),
@@ -70,7 +71,8 @@ impl Normalizer {
         if matches!(key, "tab" | "opener" | "selected") && tab_id.is_match(text) && !self.tabs.iter().any(|tab| tab == text) {
             self.tabs.push(text.to_string());
         }
-        let mut text = text.replace(&self.port.to_string(), "<port>").replace(&self.data_dir, "<data-dir>").replace(&self.upload_dir, "<upload-dir>");
+        let mut text =
+            text.replace(&self.port.to_string(), "<port>").replace(&self.data_dir, "<data-dir>").replace(&self.upload_dir, "<upload-dir>");
         for (index, tab) in self.tabs.iter().enumerate() {
             text = regex_replace(&text, &format!(r"\b{tab}\b"), &format!("<tab-{}>", index + 1));
         }
@@ -157,7 +159,10 @@ fn every_tool_answers_as_recorded() {
     call("click", json!({ "selector": "#prompter" }));
     call("assert", json!({ "selector": "#status", "text": "prompt malo" }));
     call("assert", json!({ "selector": "#status", "text": "nothing like it", "timeout_ms": 100 }));
-    call("run_steps", json!({ "steps": [{ "type": "click", "selector": "#adder" }, { "type": "assert", "selector": "#list li", "count": 1 }] }));
+    call(
+        "run_steps",
+        json!({ "steps": [{ "type": "click", "selector": "#adder" }, { "type": "assert", "selector": "#list li", "count": 1 }] }),
+    );
     // Failures.
     call("click", json!({ "selector": "#off", "timeout_ms": 200 }));
     call("click", json!({ "selector": "#nothing-here" }));
@@ -180,9 +185,7 @@ fn every_tool_answers_as_recorded() {
     call("navigate", json!({ "url": url("/f/files.html") }));
     call("set_download_behavior", json!({ "behavior": "allow" }));
     call("click", json!({ "selector": "#report" }));
-    assert!(eventually(Duration::from_secs(10), || {
-        session.ok("list_downloads", json!({}))["downloads"][0]["status"] == "completed"
-    }));
+    assert!(eventually(Duration::from_secs(10), || { session.ok("list_downloads", json!({}))["downloads"][0]["status"] == "completed" }));
     call("list_downloads", json!({}));
     call("cancel_download", json!({ "download_id": "dl-none" }));
     let upload = upload_dir.0.join("upload.txt");
