@@ -5,7 +5,7 @@
 //! Run with `scripts/bench.sh`. It drives the real daemon over HTTP like an agent, on
 //! the shared benchmark pages (`../shared/bench`) when present, else on the test fixtures.
 
-#[path = "../e2e/harness.rs"]
+#[path = "../e2e/harness/mod.rs"]
 mod harness;
 
 use std::path::PathBuf;

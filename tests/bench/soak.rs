@@ -8,7 +8,7 @@
 //! `scripts/soak.sh [agents] [sessions] [minutes]` (default 8 4 8). Exits non-zero on any
 //! error or leftover.
 
-#[path = "../e2e/harness.rs"]
+#[path = "../e2e/harness/mod.rs"]
 mod harness;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,91 @@
+//! Probes of processes through /proc, for the leak checks: children, WebKit helpers,
+//! memory (PSS, RSS, anonymous, by kind of mapping) and whether a process is alive.
+
+/// WebKit helper processes whose parent is `pid`.
+pub fn webkit_children(pid: u32) -> Vec<u32> {
+    children(pid).into_iter().filter(|(_, command)| command.contains("WebKit")).map(|(child, _)| child).collect()
+}
+
+/// The processes whose parent is `pid`, with their command names.
+pub fn children(pid: u32) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+        let Some((head, rest)) = stat.rsplit_once(") ") else { continue };
+        let command = head.split_once('(').map(|(_, command)| command).unwrap_or("");
+        if rest.split(' ').nth(1).and_then(|value| value.parse::<u32>().ok()) == Some(pid) {
+            found.push((child, command.to_string()));
+        }
+    }
+    found
+}
+
+/// PSS in KiB of `pid` and every descendant.
+pub fn pss_kib(pid: u32) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![pid];
+    while let Some(current) = stack.pop() {
+        if let Ok(rollup) = std::fs::read_to_string(format!("/proc/{current}/smaps_rollup")) {
+            total += rollup
+                .lines()
+                .find(|line| line.starts_with("Pss:"))
+                .and_then(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+        stack.extend(children(current).into_iter().map(|(child, _)| child));
+    }
+    total
+}
+
+/// Resident memory of one process (not its children), in KiB.
+pub fn rss_kib(pid: u32) -> u64 {
+    proc_field_kib(&format!("/proc/{pid}/status"), "VmRSS:")
+}
+
+/// Resident anonymous memory of one process (its heaps, not its mapped files), in KiB.
+pub fn anonymous_kib(pid: u32) -> u64 {
+    proc_field_kib(&format!("/proc/{pid}/smaps_rollup"), "Anonymous:")
+}
+
+/// Resident memory of one process by kind of mapping, largest first, in KiB: the heaps
+/// (`[heap]` and anonymous maps), System V shared memory (X images), memfd buffers,
+/// `/dev/shm`, files, the stacks.
+pub fn rss_by_mapping_kib(pid: u32) -> Vec<(String, u64)> {
+    let mut kinds: std::collections::BTreeMap<String, u64> = Default::default();
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
+    let mut kind = String::new();
+    for line in smaps.lines() {
+        let mut fields = line.split_whitespace();
+        let first = fields.next().unwrap_or("");
+        if first.contains('-') && !first.ends_with(':') {
+            let name = fields.nth(4).unwrap_or("");
+            kind = match name {
+                "" => "anonymous".into(),
+                _ if name.starts_with("/SYSV") => "System V shm".into(),
+                _ if name.starts_with("/memfd:") => format!("memfd {}", &name[7..]),
+                _ if name.starts_with("/dev/shm") => "/dev/shm".into(),
+                _ if name.starts_with('/') => "files".into(),
+                other => other.to_string(),
+            };
+        } else if first == "Rss:" {
+            *kinds.entry(kind.clone()).or_default() += fields.next().and_then(|value| value.parse().ok()).unwrap_or(0);
+        }
+    }
+    let mut sorted: Vec<(String, u64)> = kinds.into_iter().filter(|(_, kib)| *kib >= 1024).collect();
+    sorted.sort_by_key(|kind| std::cmp::Reverse(kind.1));
+    sorted
+}
+
+fn proc_field_kib(file: &str, field: &str) -> u64 {
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| text.lines().find(|line| line.starts_with(field))?.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0)
+}
+
+pub fn process_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'))
+        .unwrap_or(false)
+}
