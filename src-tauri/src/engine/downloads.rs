@@ -20,8 +20,12 @@ pub const MAX_DOWNLOAD_RECORDS: usize = 100;
 
 /// Longest file name (in bytes) a download is saved under.
 const MAX_FILE_NAME_BYTES: usize = 200;
-/// How long an announced download may take to begin before nobody waits for it.
-const ANNOUNCEMENT_LIFETIME: Duration = Duration::from_secs(15);
+/// How long a download announced by the tab's response policy may take to begin before
+/// nobody waits for it (WebKit decided it is one).
+pub const DECIDED_DOWNLOAD: Duration = Duration::from_secs(15);
+/// How long a download a click on a `download` link promises may take to begin (the link
+/// may still navigate instead, for a cross-origin URL).
+pub const LINK_DOWNLOAD: Duration = Duration::from_secs(2);
 
 /// Accept downloads into a directory, or deny them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -106,6 +110,7 @@ struct DownloadsState {
     used_bytes: u64,
     /// Responses the engine has turned into downloads that WebKit has not started yet,
     /// by tab and when: an answer that names the download waits for these.
+    /// Downloads on their way: the tab, and until when one is expected.
     announced: Vec<(String, Instant)>,
 }
 
@@ -293,17 +298,20 @@ impl Downloads {
         self.get(download_id).map(|record| (record, running))
     }
 
-    /// Notes that `tab`'s latest response is becoming a download: WebKit starts it a
-    /// moment later (a message from the network process away, longer on a busy machine).
-    pub fn announce(&self, tab: &str) {
+    /// Notes that a download of `tab` is on its way (its response is becoming one, or a
+    /// `download` link was clicked): WebKit starts it a moment later (a message from the
+    /// network process away, longer on a busy machine); it is expected for `lifetime`.
+    pub fn announce(&self, tab: &str, lifetime: Duration) {
         let mut state = self.state();
-        state.announced.retain(|(_, at)| at.elapsed() < ANNOUNCEMENT_LIFETIME);
-        state.announced.push((tab.to_string(), Instant::now()));
+        let now = Instant::now();
+        state.announced.retain(|(_, until)| *until > now);
+        state.announced.push((tab.to_string(), now + lifetime));
     }
 
     /// Whether a download announced for `tab` has not begun yet (and may still).
     pub fn awaiting(&self, tab: &str) -> bool {
-        self.state().announced.iter().any(|(announced, at)| announced == tab && at.elapsed() < ANNOUNCEMENT_LIFETIME)
+        let now = Instant::now();
+        self.state().announced.iter().any(|(announced, until)| announced == tab && *until > now)
     }
 
     /// How many downloads have begun so far (a mark for [`Downloads::begun_since`]).
@@ -396,12 +404,16 @@ mod tests {
     fn an_announced_download_is_awaited_until_its_tab_begins_one() {
         let downloads = Downloads::new(std::env::temp_dir(), 1 << 20, Arc::new(EventLog::new(Arc::new(SeqCounter::default()))));
         assert!(!downloads.awaiting("ab12"));
-        downloads.announce("ab12");
+        downloads.announce("ab12", DECIDED_DOWNLOAD);
         assert!(downloads.awaiting("ab12"));
         assert!(!downloads.awaiting("cd34"), "another tab waits for nothing");
         downloads.begin(Some("cd34"), "http://x/other.bin");
         assert!(downloads.awaiting("ab12"), "another tab's download is not this one");
         downloads.begin(Some("ab12"), "http://x/data.bin");
+        assert!(!downloads.awaiting("ab12"));
+        // A promise that is not kept expires.
+        downloads.announce("ab12", Duration::from_millis(1));
+        std::thread::sleep(Duration::from_millis(5));
         assert!(!downloads.awaiting("ab12"));
     }
 

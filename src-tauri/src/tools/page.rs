@@ -351,7 +351,8 @@ pub(crate) async fn downloads_since(
 ) -> Vec<Value> {
     let Ok(tab) = context.tab() else { return Vec::new() };
     let downloads = &context.session.downloads;
-    let expecting = navigation.as_ref().is_some_and(is_download_interruption);
+    // A navigation that became a download, or a click on a `download` link.
+    let expecting = navigation.as_ref().is_some_and(is_download_interruption) || downloads.awaiting(&tab.id);
     let begun_at = Instant::now();
     let grace = begun_at + if expecting { Duration::from_millis(1000) } else { Duration::ZERO };
     loop {

@@ -945,9 +945,15 @@
   // extensions; the chooser is for the file input just clicked (by a person, a label or
   // the page's own input.click()), which is seen here first.
   window.addEventListener('click', (event) => {
-    const target = event.composedPath()[0];
-    if (!(target instanceof HTMLInputElement) || target.type !== 'file') return;
-    post({ kind: 'file_input', accept: target.getAttribute('accept') || '' });
+    const path = event.composedPath();
+    const target = path[0];
+    if (target instanceof HTMLInputElement && target.type === 'file') {
+      post({ kind: 'file_input', accept: target.getAttribute('accept') || '' });
+    }
+    // A click on a link with `download` starts a download a moment later (when the page
+    // lets the click through): the action that clicked waits for it.
+    const link = path.find((node) => node instanceof HTMLAnchorElement && node.hasAttribute('download'));
+    if (link) setTimeout(() => { if (!event.defaultPrevented) post({ kind: 'download_link' }); }, 0);
   }, true);
   window.addEventListener('error', (event) => {
     const stack = event.error && event.error.stack ? String(event.error.stack).slice(0, 8000) : null;

@@ -177,11 +177,11 @@ impl Tab {
                 &[],
             ));
             content.register_script_message_handler_in_world(agent::HANDLER, SCRIPT_WORLD);
-            let (relay, state, clicked) = (relay.clone(), state.clone(), file_input_clicked.clone());
+            let (relay, state, clicked, downloads) = (relay.clone(), state.clone(), file_input_clicked.clone(), spec.downloads.clone());
             content.connect_script_message_received(Some(agent::HANDLER), move |_content, message| {
                 use javascriptcore::ValueExt;
                 if let Some(text) = message.js_value().map(|value| value.to_str()) {
-                    receive(&text, &relay, &state, &clicked);
+                    receive(&text, &relay, &state, &clicked, &downloads);
                 }
             });
         }
@@ -433,7 +433,7 @@ impl Tab {
                 if response.is_mime_type_supported() && !is_attachment(response) {
                     return false;
                 }
-                downloads.announce(&tab_id);
+                downloads.announce(&tab_id, crate::engine::downloads::DECIDED_DOWNLOAD);
                 decision.download();
                 return true;
             }
@@ -660,7 +660,13 @@ pub(super) fn release_reference(view: &webkit2gtk::WebView) {
 /// A message from the agent of one of the tab's frames: what the page said (console, an
 /// uncaught error), which of its requests were XHRs, a file input clicked, or the answer
 /// of a relayed call.
-fn receive(text: &str, relay: &Relay, state: &TabState, file_input_clicked: &RefCell<Option<FileInputClicked>>) {
+fn receive(
+    text: &str,
+    relay: &Relay,
+    state: &TabState,
+    file_input_clicked: &RefCell<Option<FileInputClicked>>,
+    downloads: &crate::engine::downloads::Downloads,
+) {
     let Ok(message) = serde_json::from_str::<Value>(text) else { return };
     let field = |name: &str| message.get(name).and_then(Value::as_str).map(str::to_string);
     let number = |name: &str| message.get(name).and_then(Value::as_u64);
@@ -712,6 +718,7 @@ fn receive(text: &str, relay: &Relay, state: &TabState, file_input_clicked: &Ref
                 .collect();
             state.traffic.name_initiators(&finished);
         }
+        Some("download_link") => downloads.announce(&state.id, crate::engine::downloads::LINK_DOWNLOAD),
         Some("file_input") => {
             let accept = field("accept").unwrap_or_default();
             let accept = accept.split(',').map(str::trim).filter(|part| !part.is_empty()).map(str::to_string).collect();
