@@ -248,8 +248,8 @@ fn dispatch(name: &str, matches: &ArgMatches, registry: &ToolRegistry) -> Result
             save(&data_dir, &lease)?;
             // The result as the tool gave it, with `tab` and `seq` beside its fields.
             let result = output?.flattened();
-            if tool == "snapshot" && result["format"] == "text" {
-                return Ok(result["text"].as_str().unwrap_or("").trim_end().to_string());
+            if let Some(field) = description.presentation.text_field.filter(|_| result["format"] == "text") {
+                return Ok(result[field].as_str().unwrap_or("").trim_end().to_string());
             }
             if result.get("ok") == Some(&Value::Bool(false)) {
                 return Err(Error::new(crate::error::ErrorCode::AssertionFailed, format!("{tool} did not pass:\n{}", pretty(&result))));

@@ -22,6 +22,7 @@ pub mod network;
 pub mod proxy;
 pub mod secret;
 pub mod session;
+pub mod state;
 pub mod tools;
 pub mod urls;
 pub mod vault;

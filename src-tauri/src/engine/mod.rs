@@ -16,6 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::EventLog;
+use crate::state::{Downloads, Tabs};
 
 #[cfg(target_os = "linux")]
 pub mod webkit;
@@ -33,15 +34,11 @@ pub fn keyval(_key: &keys::Key) -> Option<u32> {
 }
 
 pub mod agent;
-pub mod downloads;
 pub mod keys;
 pub mod main_thread;
 pub mod png;
-pub mod tabs;
 
 use main_thread::{MainThread, Ticket};
-
-pub use tabs::{PageState, PopupPolicy, TabState, Tabs};
 
 /// How long a command that does not load pages may take on the main thread.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
@@ -72,7 +69,7 @@ pub struct SessionSpec {
     /// title and window state current.
     pub tabs: Arc<Tabs>,
     /// The session's download policy and records.
-    pub downloads: Arc<downloads::Downloads>,
+    pub downloads: Arc<Downloads>,
     /// The proxy every request of the session goes through (`http://127.0.0.1:<port>`).
     pub proxy: Option<String>,
 }
@@ -103,7 +100,7 @@ pub enum WatchChange {
 }
 
 /// The result of a navigation.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct NavigationReport {
     /// The URL that was asked for.
     pub requested_url: String,
@@ -120,7 +117,7 @@ pub struct NavigationReport {
 }
 
 /// How the wait for DOM and network quiet after `load` went.
-#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SettleReport {
     /// Milliseconds from the navigate call to the end of the wait.
     pub waited_ms: u64,
@@ -228,18 +225,6 @@ pub enum InputEvent {
     KeyDown(KeyStroke),
     /// A key goes up.
     KeyUp(KeyStroke),
-}
-
-/// What to do with JavaScript dialogs (alert, confirm, prompt, beforeunload).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct DialogPolicy {
-    /// `Some(true)` accept, `Some(false)` dismiss, `None` the default for the dialog type
-    /// (alert and beforeunload accepted, confirm and prompt dismissed).
-    pub accept: Option<bool>,
-    /// Text a prompt answers with when accepted (default: its default text).
-    pub prompt_text: Option<String>,
-    /// Keep the policy for every later dialog, not only the next one.
-    pub persist: bool,
 }
 
 /// How the page settled after an input action.

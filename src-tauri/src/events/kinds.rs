@@ -12,7 +12,7 @@ macro_rules! event_kinds {
         $variant:ident = $name:literal { $($(#[$field_meta:meta])* $field:ident: $type:ty),* $(,)? }
     )*) => {
         /// What happened, with its fields (the event's `type` is the variant's name).
-        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
         #[serde(tag = "type")]
         pub enum EventKind {
             $(
@@ -123,7 +123,7 @@ event_kinds! {
 }
 
 /// Who closed a tab.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ClosedBy {
     /// The page (`window.close()`).
@@ -133,7 +133,7 @@ pub enum ClosedBy {
 }
 
 /// Why a navigation was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockReason {
     /// A page or frame navigation to a scheme pages may not open.
@@ -145,7 +145,7 @@ pub enum BlockReason {
 }
 
 /// Where a download stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DownloadStatus {
     /// Announced; the response has not arrived yet.

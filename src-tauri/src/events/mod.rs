@@ -35,7 +35,7 @@ impl SeqCounter {
 }
 
 /// One entry of the log.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Event {
     /// Global sequence number.
     pub seq: u64,
@@ -50,7 +50,7 @@ pub struct Event {
 }
 
 /// A page of events after a cursor.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct EventPage {
     /// Events with `seq > after` (or the newest, without `after`), oldest first.
     pub events: Vec<Event>,

@@ -154,12 +154,17 @@ fn lease_paths(paths: &mut Map<String, Value>, schemas: &mut Map<String, Value>,
         "ToolResult".into(),
         json!({ "type": "object", "required": ["tool", "result"], "properties": { "tool": { "type": "string" }, "result": {} } }),
     );
+    schemas.insert(
+        "CallPlace".into(),
+        json!({ "type": "object", "required": ["seq"], "properties": { "tab": { "type": ["string", "null"] }, "seq": { "type": "integer" } } }),
+    );
     let create_input = schema_of::<crate::session::CreateSession>("create_session", schemas);
     let list = json!({ "type": "object", "required": ["lease_id", "sessions"], "properties": { "lease_id": { "type": "string" },
         "sessions": { "type": "array", "items": { "$ref": "#/components/schemas/SessionSummary" } } } });
     let catalogue = json!({ "type": "object", "required": ["tools"], "properties": { "tools": { "type": "array", "items": {
-        "type": "object", "required": ["name", "description", "input_schema"],
-        "properties": { "name": { "type": "string" }, "description": { "type": "string" }, "input_schema": { "type": "object" } } } } } });
+        "type": "object", "required": ["name", "description", "input_schema", "output_schema"],
+        "properties": { "name": { "type": "string" }, "description": { "type": "string" }, "input_schema": { "type": "object" },
+            "output_schema": { "type": ["object", "boolean"] } } } } } });
     paths.insert("/v1/tools".into(), json!({ "get": secured(operation("list_tools", "The tool catalogue with JSON Schemas", None, Vec::new(), catalogue, true), &["lease"]) }));
     paths.insert("/v1/sessions".into(), json!({
         "post": secured(operation("create_session", "Open a hidden, isolated session (its token is shown once)", Some(create_input), Vec::new(), json!({ "$ref": "#/components/schemas/CreatedSession" }), true), &["lease"]),
@@ -186,23 +191,28 @@ fn lease_paths(paths: &mut Map<String, Value>, schemas: &mut Map<String, Value>,
     let tools: Map<String, Value> = registry
         .catalogue()
         .into_iter()
-        .map(|tool| (tool.name.to_string(), (tool.description, hoist_defs(tool.name, tool.input_schema, schemas))))
-        .map(|(name, (description, schema))| (name, json!({ "description": description, "schema": schema })))
+        .map(|tool| {
+            let input = hoist_defs(tool.name, tool.input_schema, schemas);
+            let output = hoist_defs(&format!("{}.result", tool.name), tool.output_schema, schemas);
+            (tool.name.to_string(), json!({ "description": tool.description, "schema": input, "output": output }))
+        })
         .collect();
     let input = |name: &str| tools[name]["schema"].clone();
+    // The routes that answer a tool's result directly have its tab and seq beside its fields.
+    let flattened = |name: &str| json!({ "allOf": [tools[name]["output"].clone(), { "$ref": "#/components/schemas/CallPlace" }] });
     paths.insert("/v1/sessions/{id}/navigate".into(), json!({
-        "post": session(operation("navigate", "Open a URL and wait for load and quiet", Some(input("navigate")), vec![id.clone()], json!({ "type": "object" }), true)),
+        "post": session(operation("navigate", "Open a URL and wait for load and quiet", Some(input("navigate")), vec![id.clone()], flattened("navigate"), true)),
     }));
     let query = |name: &str, schema: Value| json!({ "name": name, "in": "query", "required": false, "schema": schema });
     paths.insert("/v1/sessions/{id}/observe".into(), json!({
         "get": session(operation("observe", "Light state and text, or a screenshot", None,
             vec![id.clone(), query("mode", json!({ "type": "string", "enum": ["light", "screenshot"] })), query("max_chars", json!({ "type": "integer", "minimum": 0, "maximum": 100000 }))],
-            json!({ "type": "object" }), true)),
+            flattened("observe"), true)),
     }));
     paths.insert("/v1/sessions/{id}/events".into(), json!({
         "get": session(operation("events", "Events after a seq cursor", None,
             vec![id.clone(), query("after", json!({ "type": "integer", "minimum": 0 })), query("limit", json!({ "type": "integer", "minimum": 1, "maximum": 1000 }))],
-            json!({ "type": "object", "required": ["events", "cursor", "has_more"], "properties": { "events": { "type": "array" }, "cursor": { "type": "integer" }, "has_more": { "type": "boolean" } } }), true)),
+            flattened("events"), true)),
     }));
     let result = json!({ "$ref": "#/components/schemas/ToolResult" });
     paths.insert("/v1/sessions/{id}/actions".into(), json!({
@@ -210,8 +220,10 @@ fn lease_paths(paths: &mut Map<String, Value>, schemas: &mut Map<String, Value>,
             "properties": { "action": { "type": "object", "required": ["type"], "properties": { "type": { "type": "string", "enum": tools.keys().collect::<Vec<_>>() } } } } })), vec![id.clone()], result.clone(), true)),
     }));
     for (name, tool) in &tools {
+        let answer = json!({ "type": "object", "required": ["tool", "seq", "result"], "properties": {
+            "tool": { "const": name }, "tab": { "type": ["string", "null"] }, "seq": { "type": "integer" }, "result": tool["output"].clone() } });
         paths.insert(format!("/v1/sessions/{{id}}/tools/{name}"), json!({
-            "post": session(operation(&format!("tool_{name}"), tool["description"].as_str().unwrap_or(""), Some(tool["schema"].clone()), vec![id.clone()], result.clone(), true)),
+            "post": session(operation(&format!("tool_{name}"), tool["description"].as_str().unwrap_or(""), Some(tool["schema"].clone()), vec![id.clone()], answer, true)),
         }));
     }
 }
@@ -290,5 +302,11 @@ mod tests {
         }
         let codes = &lease["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"]["enum"];
         assert_eq!(codes.as_array().unwrap().len(), ErrorCode::ALL.len());
+        // Each tool's answer describes its result with the tool's own output schema.
+        let navigate =
+            &lease["paths"]["/v1/sessions/{id}/tools/navigate"]["post"]["responses"]["200"]["content"]["application/json"]["schema"];
+        let result = &navigate["properties"]["result"];
+        assert_eq!(result["type"], "object", "{result}");
+        assert!(result["properties"]["url"].is_object() && result["properties"]["navigation"].is_object(), "{result}");
     }
 }

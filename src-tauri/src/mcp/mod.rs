@@ -75,10 +75,10 @@ impl<B: Backend> McpServer<B> {
                     "type": "string",
                     "description": "The session to use (from browser_session_new); omitted: this connection's default session, created on first use."
                 });
-                if tool.name == "snapshot" {
-                    // Over MCP a snapshot is text unless asked otherwise (models read it best).
-                    properties["format"]["default"] = json!("text");
-                    properties["format"]["description"] = json!("`text` (the default over MCP: one line per element) or `json`.");
+                if let Some((field, value)) = tool.presentation.mcp_default {
+                    let said = properties[field]["description"].as_str().unwrap_or("").to_string();
+                    properties[field]["default"] = json!(value);
+                    properties[field]["description"] = json!(format!("{said} Over MCP the default is `{value}`."));
                 }
                 Tool::new(format!("{PREFIX}{}", tool.name), tool.description, Arc::new(schema))
             })
@@ -126,6 +126,14 @@ impl<B: Backend> McpServer<B> {
         Ok(id)
     }
 
+    /// The connection's default session is `session` no more (closed, or gone).
+    async fn forget_default(&self, session: &str) {
+        let mut default = self.default_session.lock().await;
+        if default.as_deref() == Some(session) {
+            *default = None;
+        }
+    }
+
     async fn dispatch(&self, name: &str, mut arguments: Map<String, Value>) -> Result<CallToolResult> {
         let named = match arguments.remove("session") {
             Some(Value::String(session)) => Some(session),
@@ -138,64 +146,59 @@ impl<B: Backend> McpServer<B> {
             "browser_session_close" => {
                 let session = match named {
                     Some(session) => session,
-                    None => self.default_session.lock().await.take().ok_or_else(|| Error::bad_request("no session to close"))?,
+                    None => self.default_session.lock().await.clone().ok_or_else(|| Error::bad_request("no session to close"))?,
                 };
-                let mut default = self.default_session.lock().await;
-                if default.as_deref() == Some(session.as_str()) {
-                    *default = None;
-                }
-                drop(default);
+                self.forget_default(&session).await;
                 Ok(json_result(&self.backend.session_close(&session).await?))
             }
             _ => {
                 let tool = name.strip_prefix(PREFIX).unwrap_or(name);
-                if tool == "snapshot" && !arguments.contains_key("format") {
-                    // Models read text best; JSON stays available with format=json.
-                    arguments.insert("format".into(), json!("text"));
+                let presentation =
+                    self.catalogue.iter().find(|listed| listed.name == tool).map(|listed| listed.presentation).unwrap_or_default();
+                if let Some((field, value)) = presentation.mcp_default {
+                    arguments.entry(field).or_insert_with(|| json!(value));
                 }
                 let session = self.session_for(named).await?;
                 let result = match self.backend.call(&session, tool, Value::Object(arguments)).await {
                     Err(error) if error.code == crate::error::ErrorCode::SessionNotFound => {
-                        let mut default = self.default_session.lock().await;
-                        if default.as_deref() == Some(session.as_str()) {
-                            *default = None;
-                        }
+                        self.forget_default(&session).await;
                         return Err(error);
                     }
                     other => other?,
                 };
-                if tool == "close" {
-                    let mut default = self.default_session.lock().await;
-                    if default.as_deref() == Some(session.as_str()) {
-                        *default = None;
-                    }
+                if presentation.ends_session {
+                    self.forget_default(&session).await;
                 }
-                Ok(shape(tool, result))
+                Ok(shape(&presentation, result))
             }
         }
     }
 }
 
-/// Text for snapshots, an image for screenshots, compact JSON for the rest. A result that
-/// reports `ok: false` (a failed assertion, a failed run) is a tool error.
-fn shape(tool: &str, mut result: Value) -> CallToolResult {
+/// Text for results that have a text form (a snapshot), an image for those that hold one
+/// (a screenshot), compact JSON for the rest, as the tool's presentation says. A result
+/// that reports `ok: false` (a failed assertion, a failed run) is a tool error.
+fn shape(presentation: &crate::tools::Presentation, mut result: Value) -> CallToolResult {
     let failed = result.get("ok") == Some(&Value::Bool(false));
     let mut content = Vec::new();
-    if tool == "snapshot" && result.get("format") == Some(&json!("text")) {
+    let text = presentation.text_field.filter(|_| result.get("format") == Some(&json!("text")));
+    let image = presentation.image_field.filter(|field| result.get(*field).is_some_and(Value::is_object));
+    if let Some(field) = text {
         // The text as the model reads it, and where it came from (seed 002: tab and seq).
         let text = format!(
             "{}\n[tab {} \u{b7} seq {}]",
-            result["text"].as_str().unwrap_or("").trim_end(),
+            result[field].as_str().unwrap_or("").trim_end(),
             result["tab"].as_str().unwrap_or("-"),
             result["seq"]
         );
         content.push(ContentBlock::text(text));
-    } else if let Some(screenshot) = result.get_mut("screenshot").filter(|shot| shot.is_object()).map(Value::take) {
+    } else if let Some(field) = image {
+        let picture = result[field].take();
         content.push(ContentBlock::image(
-            screenshot["data"].as_str().unwrap_or("").to_string(),
-            screenshot["mime_type"].as_str().unwrap_or("image/png").to_string(),
+            picture["data"].as_str().unwrap_or("").to_string(),
+            picture["mime_type"].as_str().unwrap_or("image/png").to_string(),
         ));
-        result["screenshot"] = json!({ "width": screenshot["width"], "height": screenshot["height"], "bytes": screenshot["bytes"] });
+        result[field] = json!({ "width": picture["width"], "height": picture["height"], "bytes": picture["bytes"] });
         content.push(ContentBlock::text(result.to_string()));
     } else {
         content.push(ContentBlock::text(result.to_string()));

@@ -7,7 +7,7 @@ mod table;
 
 pub use profiles::{ProfileInfo, ProfileStore, MAX_PROFILES};
 
-pub use crate::engine::tabs::{PreviousSnapshot, RefTable};
+pub use crate::state::{PreviousSnapshot, RefTable};
 pub use table::{remove_dir_eventually, CreateSession, Owner, SessionLimits, SessionServices, SessionTable};
 
 use std::path::PathBuf;
@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::engine::{EngineHandle, TabState, TabTarget, Tabs};
+use crate::engine::{EngineHandle, TabTarget};
 use crate::events::EventLog;
 use crate::secret::Token;
+use crate::state::{TabState, Tabs};
 
 /// A session's directories under `<data-dir>/leases/<lease-id>/sessions/<session-id>/`.
 #[derive(Debug, Clone, Serialize)]
@@ -80,7 +81,7 @@ pub struct Session {
     /// Its tabs (url, title, refs, call locks), kept by the engine.
     pub tabs: Arc<Tabs>,
     /// Its download policy and records.
-    pub downloads: Arc<crate::engine::downloads::Downloads>,
+    pub downloads: Arc<crate::state::downloads::Downloads>,
     /// Its response capture (`network_capture`, `responses`).
     pub capture: Arc<crate::network::Capture>,
     /// Its proxy, while open (`None` once closed, or when sessions run without one).

@@ -10,13 +10,14 @@ use serde::Deserialize;
 use tokio::sync::Notify;
 
 use super::{Session, SessionDirs};
-use crate::engine::downloads::Downloads;
-use crate::engine::{EngineHandle, PopupPolicy, SessionSpec, Tabs};
+use crate::engine::{EngineHandle, SessionSpec};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{EventLog, SeqCounter};
 use crate::network::Capture;
 use crate::proxy::{ProxyServices, SessionProxy};
 use crate::secret::{random_hex, Token};
+use crate::state::downloads::Downloads;
+use crate::state::{PopupPolicy, Tabs};
 
 /// Smallest viewport side accepted, in CSS pixels.
 const VIEWPORT_MIN: u32 = 100;

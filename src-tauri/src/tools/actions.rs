@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::page::{self, actionable, agent, ElementTarget, Needs};
-use super::{millis, Scope, Tool, ToolContext};
+use super::{millis, Tool, ToolContext};
 use crate::engine::agent::{Fill, Focus, Html5Drag, Locate, Probe, ScrollBy, Select, SetValue};
 use crate::engine::keys::{self, Chord, ModifierKey};
 use crate::engine::{EditingCommand, InputEvent, KeyStroke, Modifiers, MouseButton, PageRequest};
@@ -757,33 +757,32 @@ async fn sleep(_context: ToolContext, input: SleepInput) -> Result<Value> {
 
 pub(super) fn tools() -> Vec<Tool> {
     vec![
-        Tool::new("click", "Click an element (ref or selector) or a point with trusted mouse events, after scrolling it into view and checking it is visible, enabled and not covered. Reports navigation, dialogs and blocked popups it caused.",
+        Tool::page("click", "Click an element (ref or selector) or a point with trusted mouse events, after scrolling it into view and checking it is visible, enabled and not covered. Reports navigation, dialogs and blocked popups it caused.",
             |context, input: ClickInput| act(context, "click", move |context| click(context, input))),
-        Tool::new("fill", "Type text into an input (any text-like type), textarea or editable element (replacing its content unless clear=false), with trusted input events; on date, time, datetime-local, month, week, color and range inputs, set the value in the type's format (YYYY-MM-DD, HH:MM, ...) as a picker would.",
+        Tool::page("fill", "Type text into an input (any text-like type), textarea or editable element (replacing its content unless clear=false), with trusted input events; on date, time, datetime-local, month, week, color and range inputs, set the value in the type's format (YYYY-MM-DD, HH:MM, ...) as a picker would.",
             |context, input: FillInput| act(context, "fill", move |context| fill(context, input))),
-        Tool::new("press", "Press a key or combination (Enter, Tab, Escape, ArrowDown, Control+A, ...) on the focused element, or on the given element after focusing it.",
+        Tool::page("press", "Press a key or combination (Enter, Tab, Escape, ArrowDown, Control+A, ...) on the focused element, or on the given element after focusing it.",
             |context, input: PressInput| act(context, "press", move |context| press(context, input))),
-        Tool::new("type", "Type text into the given element (focused first) or the focused one, one character at a time with real key events (keydown, keypress, input, keyup; Shift for capitals and symbols), optionally delay_ms apart. For pages that react to keys; fill is faster for plain fields.",
+        Tool::page("type", "Type text into the given element (focused first) or the focused one, one character at a time with real key events (keydown, keypress, input, keyup; Shift for capitals and symbols), optionally delay_ms apart. For pages that react to keys; fill is faster for plain fields.",
             |context, input: TypeInput| act(context, "type", move |context| type_text(context, input))),
-        Tool::new("hover", "Move the mouse over an element (ref or selector) or a point.",
+        Tool::page("hover", "Move the mouse over an element (ref or selector) or a point.",
             |context, input: HoverInput| act(context, "hover", move |context| hover(context, input))),
-        Tool::new("select", "Choose option(s) of a <select> by value, label or index (from 0).",
+        Tool::page("select", "Choose option(s) of a <select> by value, label or index (from 0).",
             |context, input: SelectInput| act(context, "select", move |context| select(context, input))),
-        Tool::new("check", "Check a checkbox, radio or switch (a click, only if it is not checked yet).",
+        Tool::page("check", "Check a checkbox, radio or switch (a click, only if it is not checked yet).",
             |context, input: CheckInput| act(context, "check", move |context| set_checked(context, input, true))),
-        Tool::new("uncheck", "Uncheck a checkbox or switch (a click, only if it is checked).",
+        Tool::page("uncheck", "Uncheck a checkbox or switch (a click, only if it is checked).",
             |context, input: CheckInput| act(context, "uncheck", move |context| set_checked(context, input, false))),
-        Tool::new("focus", "Give an element keyboard focus.",
+        Tool::page("focus", "Give an element keyboard focus.",
             |context, input: ElementInput| act(context, "focus", move |context| focus(context, input))),
-        Tool::new("scroll", "Scroll the page by dx, dy pixels.",
+        Tool::page("scroll", "Scroll the page by dx, dy pixels.",
             |context, input: ScrollInput| act(context, "scroll", move |context| scroll(context, input))),
-        Tool::new("scroll_into_view", "Scroll until an element is in the middle of the viewport.",
+        Tool::page("scroll_into_view", "Scroll until an element is in the middle of the viewport.",
             |context, input: ElementInput| act(context, "scroll_into_view", move |context| scroll_into_view(context, input))),
-        Tool::new("drag", "Drag from `from` to `to`: press the mouse, move in steps, release (trusted mouse events). When `from` is something the browser drags itself (a draggable=true element, a link, an image, selected text), plays the HTML5 drag-and-drop events in the page instead (text dropped on a field goes in) and answers `html5: true` with `dropped` and `drop_target`.",
+        Tool::page("drag", "Drag from `from` to `to`: press the mouse, move in steps, release (trusted mouse events). When `from` is something the browser drags itself (a draggable=true element, a link, an image, selected text), plays the HTML5 drag-and-drop events in the page instead (text dropped on a field goes in) and answers `html5: true` with `dropped` and `drop_target`.",
             |context, input: DragInput| act(context, "drag", move |context| drag(context, input))),
         // Waiting only looks at the page: other calls on the tab go on meanwhile.
-        Tool::scoped("wait_for", "Wait until a selector or a text is visible (or hidden, attached, detached), up to timeout_ms. Does not hold up other calls on the tab.", Scope::Tab,
-            |context, input: WaitForInput| act(context, "wait_for", move |context| wait_for(context, input))),
-        Tool::scoped("sleep", "Wait a number of milliseconds.", Scope::Session, |context, input: SleepInput| sleep(context, input)),
+        Tool::tab("wait_for", "Wait until a selector or a text is visible (or hidden, attached, detached), up to timeout_ms. Does not hold up other calls on the tab.", |context, input: WaitForInput| act(context, "wait_for", move |context| wait_for(context, input))),
+        Tool::session("sleep", "Wait a number of milliseconds.", |context, input: SleepInput| sleep(context, input)),
     ]
 }

@@ -45,7 +45,7 @@ pub(crate) struct AssertInput {
 }
 
 pub(super) fn tool() -> Tool {
-    Tool::new(
+    Tool::page(
         "assert",
         "Check the page: visible/hidden selectors, text (in the page or in selector), a selector's value, URL substring, count of selector matches; all must hold, retried up to timeout_ms. A failed assertion answers 200 with result.ok=false, the checks and a screenshot path.",
         |context: ToolContext, input: AssertInput| async move {

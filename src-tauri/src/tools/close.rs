@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Scope, Tool, ToolContext};
+use super::{Presentation, Tool, ToolContext};
 
 /// Input of `close` (nothing).
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -12,13 +12,13 @@ use super::{Scope, Tool, ToolContext};
 pub(crate) struct CloseInput {}
 
 pub(super) fn tool() -> Tool {
-    Tool::scoped(
+    Tool::session(
         "close",
         "Close this session. Its pages, cookies, storage and files are discarded.",
-        Scope::Session,
         |context: ToolContext, _input: CloseInput| async move {
             context.sessions.close(&context.session.id, "requested").await?;
             Ok(json!({ "closed": true, "session_id": context.session.id }))
         },
     )
+    .presented(Presentation { ends_session: true, ..Presentation::default() })
 }

@@ -7,9 +7,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::numbers::{lenient, lenient_schema};
-use super::{at_most, Scope, Tool, ToolContext};
-use crate::engine::tabs::{ConsoleLevel, CONSOLE_ENTRIES, ERROR_ENTRIES};
+use super::{at_most, Tool, ToolContext};
 use crate::error::Error;
+use crate::state::{ConsoleLevel, CONSOLE_ENTRIES, ERROR_ENTRIES};
 
 /// Input of `console`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -55,10 +55,9 @@ fn limit(value: Option<usize>, max: usize) -> Result<usize, Error> {
 
 pub(super) fn tools() -> Vec<Tool> {
     vec![
-        Tool::scoped(
+        Tool::tab(
             "console",
             "The tab's console lines (every frame; 200 kept): level, text, source/line/column, frame_url, time. Without `after`, the newest `limit` lines (oldest first) and older_omitted, how many older ones matched; with `after`, the lines after that seq cursor, paging forward (has_more). Filters: level, text_includes. Answers {entries, cursor, has_more}.",
-            Scope::Tab,
             |context: ToolContext, input: ConsoleInput| async move {
                 let limit = limit(input.limit, CONSOLE_ENTRIES)?;
                 let page = context.tab()?.console.after(input.after, limit, |entry| {
@@ -68,10 +67,9 @@ pub(super) fn tools() -> Vec<Tool> {
                 Ok(serde_json::to_value(page).unwrap_or(Value::Null))
             },
         ),
-        Tool::scoped(
+        Tool::tab(
             "page_errors",
             "The tab's uncaught exceptions and unhandled promise rejections (every frame; 100 kept): kind, message, stack, source/line/column, frame_url, time. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward. Answers {entries, cursor, has_more}.",
-            Scope::Tab,
             |context: ToolContext, input: PageErrorsInput| async move {
                 let limit = limit(input.limit, ERROR_ENTRIES)?;
                 let page = context.tab()?.errors.after(input.after, limit, |_| true);

@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Scope, Tool, ToolContext};
-use crate::engine::DialogPolicy;
+use super::{Tool, ToolContext};
+use crate::state::DialogPolicy;
 
 /// Accept or dismiss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -36,10 +36,9 @@ pub(crate) struct DialogInput {
 }
 
 pub(super) fn tool() -> Tool {
-    Tool::scoped(
+    Tool::tab(
         "dialog",
         "Decide how the next JavaScript dialog is answered (accept or dismiss, with prompt text); persist=true keeps it for all later dialogs. Dialogs never block; they appear in events as type dialog.",
-        Scope::Tab,
         |context: ToolContext, input: DialogInput| async move {
             let policy = DialogPolicy {
                 accept: match input.action {

@@ -8,10 +8,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{at_most, Scope, Tool, ToolContext};
-use crate::engine::downloads::{DownloadBehavior, DownloadPolicy, DownloadStatus, MAX_DOWNLOAD_RECORDS};
+use super::{at_most, Tool, ToolContext};
 use crate::engine::SessionRequest;
 use crate::error::{Error, ErrorCode, Result};
+use crate::state::downloads::{DownloadBehavior, DownloadPolicy, DownloadStatus, MAX_DOWNLOAD_RECORDS};
 
 /// Input of `set_download_behavior`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -51,10 +51,9 @@ pub(crate) struct CancelDownloadInput {
 
 pub(super) fn tools() -> Vec<Tool> {
     vec![
-        Tool::scoped(
+        Tool::session(
             "set_download_behavior",
             "Decide what happens to the session's downloads: accept (into the session's downloads/ directory, or download_path) or deny. Session-wide; answers the policy.",
-            Scope::Session,
             |context: ToolContext, input: SetDownloadBehaviorInput| async move {
                 let downloads = &context.session.downloads;
                 let path = match (input.behavior, input.download_path) {
@@ -70,10 +69,9 @@ pub(super) fn tools() -> Vec<Tool> {
                     "events_enabled": policy.events_enabled }))
             },
         ),
-        Tool::scoped(
+        Tool::session(
             "list_downloads",
             "List the session's recent downloads, newest first (at most 100 are kept): id, tab, url, suggested and saved name, status (started, in_progress, completed, canceled, denied, failed), bytes, MIME type, sha256 when completed, times, error.",
-            Scope::Session,
             |context: ToolContext, input: ListDownloadsInput| async move {
                 let limit = at_most(input.limit, 20, MAX_DOWNLOAD_RECORDS, "limit")?;
                 if limit == 0 {
@@ -85,10 +83,9 @@ pub(super) fn tools() -> Vec<Tool> {
                 Ok(json!({ "downloads": context.session.downloads.list(limit, input.tab.as_deref()) }))
             },
         ),
-        Tool::scoped(
+        Tool::session(
             "cancel_download",
             "Cancel a download in progress (no partial file is left). On a download that already ended it changes nothing and answers its record with canceled=false.",
-            Scope::Session,
             |context: ToolContext, input: CancelDownloadInput| async move {
                 let session = &context.session;
                 let Some((record, running)) =

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::numbers::{lenient, lenient_schema};
-use super::{Scope, Tool, ToolContext};
+use super::{Tool, ToolContext};
 use crate::error::Error;
 
 /// Input of `events`.
@@ -29,10 +29,9 @@ pub(crate) struct EventsInput {
 }
 
 pub(super) fn tool() -> Tool {
-    Tool::scoped(
+    Tool::session(
         "events",
         "Read the session's actions and page events (navigation, load, load_failed, crash, popup, popup_blocked, download_started, download_finished, file_chooser, dialog, tab_closed, permission_denied, ...) with seq greater than `after`, optionally only one tab's (`tab`) or one type's (`type`); pass the returned cursor as the next `after`. Without `after`: the newest `limit` events (oldest first) and older_omitted, how many older ones matched.",
-        Scope::Session,
         |context: ToolContext, input: EventsInput| async move {
             let limit = input.limit.unwrap_or(200);
             if !(1..=1000).contains(&limit) {

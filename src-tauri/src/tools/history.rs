@@ -23,7 +23,7 @@ pub(crate) struct HistoryInput {
 }
 
 pub(super) fn tool() -> Tool {
-    Tool::new(
+    Tool::page(
         "history",
         "Go back, go forward or reload the page, then wait for load and quiet like navigate.",
         |context: ToolContext, input: HistoryInput| async move {

@@ -92,7 +92,7 @@ pub(crate) struct LoginInput {
 }
 
 pub(super) fn tool() -> Tool {
-    Tool::new(
+    Tool::page(
         "login",
         "Log in with a username and password given once (never stored, logged or echoed): detects the fields and submit control (or takes selectors), submits, and reports success (with the signal that decided it) or reason login_error / timeout. The session's profile keeps the login when it has one.",
         |context: ToolContext, input: LoginInput| async move {

@@ -38,9 +38,10 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::engine::{FromAnswer, PageRequest, TabState};
+use crate::engine::{FromAnswer, PageRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::{Session, SessionTable};
+use crate::state::TabState;
 
 /// What a tool call runs against.
 #[derive(Debug, Clone)]
@@ -93,6 +94,23 @@ type Prepared = Box<dyn FnOnce(ToolContext) -> BoxFuture<Result<Value>> + Send>;
 /// Parses a call's input (strictly) into a prepared call.
 type Parser = Arc<dyn Fn(Value) -> Result<Prepared> + Send + Sync>;
 
+/// How the surfaces other than HTTP show a tool, so that MCP and the CLI need no special
+/// case per tool name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Presentation {
+    /// Over MCP this input field defaults to this value (snapshot: `format` = `text`,
+    /// which models read best), and the schema says so.
+    pub mcp_default: Option<(&'static str, &'static str)>,
+    /// When the result's `format` is `text`, this field is the answer as people and models
+    /// read it: MCP and the CLI show it as is.
+    pub text_field: Option<&'static str>,
+    /// The result may hold an image here (`{mime_type, data, ...}`): MCP answers it as image
+    /// content, with the rest of the result as text.
+    pub image_field: Option<&'static str>,
+    /// The call ends the session it addresses: MCP forgets it as its default session.
+    pub ends_session: bool,
+}
+
 /// One tool.
 #[derive(Clone)]
 pub struct Tool {
@@ -102,8 +120,12 @@ pub struct Tool {
     pub description: &'static str,
     /// JSON Schema of its input.
     pub input_schema: Value,
+    /// JSON Schema of its result.
+    pub output_schema: Value,
     /// What it acts on.
     pub scope: Scope,
+    /// How MCP and the CLI show it.
+    pub presentation: Presentation,
     parse: Parser,
 }
 
@@ -114,22 +136,50 @@ impl std::fmt::Debug for Tool {
 }
 
 impl Tool {
-    /// A page tool (see [`Scope::Page`]) whose input is `Input`, parsed strictly.
-    pub fn new<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, handle: Handle) -> Tool
+    /// A page tool (see [`Scope::Page`]): takes `tab` and holds that tab's lock while it
+    /// runs. Its input is `Input`, parsed strictly; its result is `Output`.
+    pub fn page<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, handle: Handle) -> Tool
     where
         Input: DeserializeOwned + JsonSchema + Send + 'static,
-        Output: Serialize,
+        Output: Serialize + JsonSchema,
         Handle: Fn(ToolContext, Input) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Output>> + Send + 'static,
     {
-        Tool::scoped(name, description, Scope::Page, handle)
+        Tool::build(name, description, Scope::Page, handle)
     }
 
-    /// A tool with the given scope.
-    pub fn scoped<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, scope: Scope, handle: Handle) -> Tool
+    /// A tool that reads or waits on a tab (see [`Scope::Tab`]): takes `tab`, no lock.
+    pub fn tab<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, handle: Handle) -> Tool
     where
         Input: DeserializeOwned + JsonSchema + Send + 'static,
-        Output: Serialize,
+        Output: Serialize + JsonSchema,
+        Handle: Fn(ToolContext, Input) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Output>> + Send + 'static,
+    {
+        Tool::build(name, description, Scope::Tab, handle)
+    }
+
+    /// A tool of the session as a whole (see [`Scope::Session`]).
+    pub fn session<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, handle: Handle) -> Tool
+    where
+        Input: DeserializeOwned + JsonSchema + Send + 'static,
+        Output: Serialize + JsonSchema,
+        Handle: Fn(ToolContext, Input) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Output>> + Send + 'static,
+    {
+        Tool::build(name, description, Scope::Session, handle)
+    }
+
+    /// The tool shown this way over MCP and the CLI.
+    pub fn presented(mut self, presentation: Presentation) -> Tool {
+        self.presentation = presentation;
+        self
+    }
+
+    fn build<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, scope: Scope, handle: Handle) -> Tool
+    where
+        Input: DeserializeOwned + JsonSchema + Send + 'static,
+        Output: Serialize + JsonSchema,
         Handle: Fn(ToolContext, Input) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Output>> + Send + 'static,
     {
@@ -150,7 +200,8 @@ impl Tool {
         if scope != Scope::Session {
             add_tab_property(&mut input_schema);
         }
-        Tool { name, description, input_schema, scope, parse }
+        let output_schema = schema_of::<Output>();
+        Tool { name, description, input_schema, output_schema, scope, presentation: Presentation::default(), parse }
     }
 }
 
@@ -184,6 +235,11 @@ pub struct ToolDescription {
     pub description: &'static str,
     /// JSON Schema of the input.
     pub input_schema: Value,
+    /// JSON Schema of the result.
+    pub output_schema: Value,
+    /// How MCP and the CLI show it.
+    #[serde(skip)]
+    pub presentation: Presentation,
 }
 
 /// What a tool call answers, on every surface (seed 002, INV-1): the tab it concerned and
@@ -248,7 +304,13 @@ impl ToolRegistry {
     pub fn catalogue(&self) -> Vec<ToolDescription> {
         self.tools
             .iter()
-            .map(|tool| ToolDescription { name: tool.name, description: tool.description, input_schema: tool.input_schema.clone() })
+            .map(|tool| ToolDescription {
+                name: tool.name,
+                description: tool.description,
+                input_schema: tool.input_schema.clone(),
+                output_schema: tool.output_schema.clone(),
+                presentation: tool.presentation,
+            })
             .collect()
     }
 

@@ -24,7 +24,7 @@ pub(crate) struct NavigateInput {
 }
 
 /// Output of `navigate` and `history`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct NavigateOutput {
     /// Where the page ended up.
     pub url: String,
@@ -41,7 +41,7 @@ pub(crate) struct NavigateOutput {
 }
 
 pub(super) fn tool() -> Tool {
-    Tool::new(
+    Tool::page(
         "navigate",
         "Open an http(s) URL in the session and wait until it has loaded and the DOM and network are quiet (up to settle_ms). Reports http_status, net_error and settle details.",
         |context: ToolContext, input: NavigateInput| async move {

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::numbers::{lenient, lenient_schema};
-use super::{at_most, Scope, Tool, ToolContext};
+use super::{at_most, Tool, ToolContext};
 use crate::error::{Error, ErrorCode, Result};
 use crate::network::rules::{InterceptRule, RuleSpec};
 use crate::network::{BodyState, RequestFilter, ResourceType, StatusFilter, TAB_REQUESTS};
@@ -88,10 +88,9 @@ pub(crate) struct NoInput {}
 
 pub(super) fn tools() -> Vec<Tool> {
     vec![
-        Tool::scoped(
+        Tool::session(
             "network_capture",
             "Subscribe to response bodies by URL prefix (replaces the list; [] clears it and drops kept bodies; omitted only reports). Subscribe, then navigate and act, then poll responses. Private to the session.",
-            Scope::Session,
             |context: ToolContext, input: NetworkCaptureInput| async move {
                 let capture = capture_of(&context)?;
                 if let Some(prefixes) = input.url_prefixes {
@@ -104,10 +103,9 @@ pub(super) fn tools() -> Vec<Tool> {
                 Ok(json!({ "url_prefixes": url_prefixes, "captured": captured }))
             },
         ),
-        Tool::scoped(
+        Tool::session(
             "responses",
             "The session's responses: {seq, url, status, mime_type, resource_type, body, body_truncated, body_error}. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). Bodies only for subscribed prefixes (1 MiB each, 200 and 16 MiB kept); body_error says why a body is absent (not_subscribed, no_body, evicted, pending, binary, body_failed: ...). Answers {responses, cursor, has_more}.",
-            Scope::Session,
             |context: ToolContext, input: ResponsesInput| async move {
                 let limit = at_most(input.limit, 50, 200, "limit")?;
                 if limit == 0 {
@@ -124,10 +122,9 @@ pub(super) fn tools() -> Vec<Tool> {
                 Ok(answer)
             },
         ),
-        Tool::scoped(
+        Tool::tab(
             "requests",
             "The tab's request log (500 kept): method, url, resource_type, status, mime_type, sizes, timing, failure (DNS, refused, TLS, blocked), the interception rule that decided it. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). Filters: url_includes, method, status (404, \"404\" or \"4xx\"), resource_type, failed_only. Answers {requests, cursor, has_more}.",
-            Scope::Tab,
             |context: ToolContext, input: RequestsInput| async move {
                 let limit = at_most(input.limit, 100, TAB_REQUESTS, "limit")?;
                 if limit == 0 {
@@ -155,10 +152,9 @@ pub(super) fn tools() -> Vec<Tool> {
                 Ok(answer)
             },
         ),
-        Tool::scoped(
+        Tool::tab(
             "add_intercept_rule",
             "Add an interception rule to the tab: conditions (url_includes, url_pattern wildcard or url_regex, method, resource_type, header_matchers), priority (higher first, then oldest first; the first full match wins), and an action: continue, fail (a network error in the page) or fulfill (status_code, content_type, response_headers, body; the server never sees the request). Applies to every request of the tab: documents, sub-resources, fetch/XHR, every frame. Kept in memory until removed or the tab closes.",
-            Scope::Tab,
             |context: ToolContext, input: RuleSpec| async move {
                 let tab = context.tab()?;
                 let order = context.session.events.next_seq();
@@ -166,10 +162,9 @@ pub(super) fn tools() -> Vec<Tool> {
                 Ok(json!({ "rule": rule.summary(), "rule_id": rule.id }))
             },
         ),
-        Tool::scoped(
+        Tool::session(
             "remove_intercept_rule",
             "Remove an interception rule (of any tab of the session) by its id.",
-            Scope::Session,
             |context: ToolContext, input: RemoveRuleInput| async move {
                 let removed = context.session.tabs.list().iter().any(|tab| tab.traffic.remove_rule(&input.rule_id));
                 if !removed {
@@ -178,19 +173,17 @@ pub(super) fn tools() -> Vec<Tool> {
                 Ok(json!({ "removed": true, "rule_id": input.rule_id }))
             },
         ),
-        Tool::scoped(
+        Tool::tab(
             "list_intercept_rules",
             "The tab's interception rules in the order they are tried, with short summaries of long patterns and the number of header matchers.",
-            Scope::Tab,
             |context: ToolContext, _input: NoInput| async move {
                 let rules: Vec<Value> = context.tab()?.traffic.rules().iter().map(InterceptRule::summary).collect();
                 Ok(json!({ "rules": rules }))
             },
         ),
-        Tool::scoped(
+        Tool::tab(
             "export_har",
             "Write the tab's request log (with the response bodies the capture holds) as a HAR 1.2 file in the session's artifacts/; answers its path.",
-            Scope::Tab,
             |context: ToolContext, _input: NoInput| async move { export_har(&context).await },
         ),
     ]

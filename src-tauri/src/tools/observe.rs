@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{at_most, Tool, ToolContext};
+use super::{at_most, Presentation, Tool, ToolContext};
 use crate::engine::{Frame, PageRequest};
 use crate::error::{Error, Result};
 
@@ -37,7 +37,7 @@ pub(crate) struct ObserveInput {
 }
 
 pub(super) fn tool() -> Tool {
-    Tool::new(
+    Tool::page(
         "observe",
         "Look at the page cheaply: url, title, readyState, viewport and scroll, element and interactive counts, and a visible-text summary of max_chars. mode=screenshot adds a base64 PNG of exactly the viewport.",
         |context: ToolContext, input: ObserveInput| async move {
@@ -49,6 +49,7 @@ pub(super) fn tool() -> Tool {
             Ok(observation)
         },
     )
+    .presented(Presentation { image_field: Some("screenshot"), ..Presentation::default() })
 }
 
 async fn light(context: &ToolContext, max_chars: usize) -> Result<Value> {

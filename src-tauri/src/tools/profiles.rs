@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Scope, Tool, ToolContext};
+use super::{Tool, ToolContext};
 use crate::error::Error;
 
 /// What to do.
@@ -29,10 +29,9 @@ pub(crate) struct ProfilesInput {
 }
 
 pub(super) fn tool() -> Tool {
-    Tool::scoped(
+    Tool::session(
         "profiles",
         "List the named login profiles ({\"action\":\"list\"}) or delete one no session uses ({\"action\":\"clear\",\"name\":\"work\"}).",
-        Scope::Session,
         |context: ToolContext, input: ProfilesInput| async move {
             let store = context.sessions.profiles();
             match input.action {

@@ -59,7 +59,7 @@ pub(crate) struct EvaluateInput {
 
 pub(super) fn tools() -> Vec<Tool> {
     vec![
-        Tool::new(
+        Tool::page(
             "extract",
             "Read the text, HTML, an attribute or the value of the element(s) matching a selector.",
             |context: ToolContext, input: ExtractInput| async move {
@@ -81,7 +81,7 @@ pub(super) fn tools() -> Vec<Tool> {
                 Ok(result)
             },
         ),
-        Tool::new(
+        Tool::page(
             "evaluate",
             "Evaluate a JavaScript expression in the page's own world and return its JSON value (promises are awaited).",
             |context: ToolContext, input: EvaluateInput| async move {

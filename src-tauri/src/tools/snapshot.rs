@@ -13,10 +13,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::page::agent;
-use super::{Tool, ToolContext};
+use super::{Presentation, Tool, ToolContext};
 use crate::engine::agent::Snapshot;
-use crate::engine::tabs::PreviousSnapshot;
 use crate::error::{Error, Result};
+use crate::state::PreviousSnapshot;
 
 /// Frames nested deeper than this are listed but not entered.
 const MAX_FRAME_DEPTH: usize = 3;
@@ -56,7 +56,7 @@ pub(crate) struct SnapshotInput {
 }
 
 pub(super) fn tool() -> Tool {
-    Tool::new(
+    Tool::page(
         "snapshot",
         "See the page: title, URL, viewport, headings, landmarks, forms, tables, frames, dialogs, live regions, visible text, and every visible interactive element with a ref (e.g. e12) usable by all actions. format=text gives one compact line per element; changes=true returns only what changed since the previous snapshot.",
         |context: ToolContext, input: SnapshotInput| async move {
@@ -69,6 +69,7 @@ pub(super) fn tool() -> Tool {
             present(&context, page, input.format, input.changes)
         },
     )
+    .presented(Presentation { mcp_default: Some(("format", "text")), text_field: Some("text"), ..Presentation::default() })
 }
 
 /// Snapshots the main frame and every frame below it, into one page description with

@@ -7,9 +7,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{millis, Scope, Tool, ToolContext};
-use crate::engine::{NavigationReport, PageRequest, PopupPolicy, SessionRequest, TabTarget};
+use super::{millis, Tool, ToolContext};
+use crate::engine::{NavigationReport, PageRequest, SessionRequest, TabTarget};
 use crate::events::{ClosedBy, EventKind};
+use crate::state::PopupPolicy;
 
 /// Input of `tab_new`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -48,10 +49,9 @@ pub(crate) struct PopupPolicyInput {
 
 pub(super) fn tools() -> Vec<Tool> {
     vec![
-        Tool::scoped(
+        Tool::session(
             "tab_new",
             "Open a new tab in the session (same cookies, storage and downloads), optionally loading url; it becomes the selected tab. Works when the session has no tab left.",
-            Scope::Session,
             |context: ToolContext, input: TabNewInput| async move {
                 let url = input.url.as_deref().map(crate::urls::check_navigation_url).transpose()?;
                 let settle = millis(input.settle_ms, 3_000, 60_000, "settle_ms")?;
@@ -69,28 +69,25 @@ pub(super) fn tools() -> Vec<Tool> {
                 Ok(answer)
             },
         ),
-        Tool::scoped(
+        Tool::session(
             "tab_list",
             "List the session's open tabs: id, url, title, whether selected, and the opener of popups.",
-            Scope::Session,
             |context: ToolContext, _input: TabListInput| async move {
                 Ok(json!({ "tabs": context.session.tabs.summaries(), "selected": context.session.tabs.selected_id() }))
             },
         ),
-        Tool::scoped(
+        Tool::session(
             "tab_select",
             "Make a tab the selected one: page tools without `tab` act on it, and watch shows it.",
-            Scope::Session,
             |context: ToolContext, input: TabInput| async move {
                 let tab = context.session.tabs.select(&input.tab)?;
                 let (url, title) = tab.page.get();
                 Ok(json!({ "tab": tab.id, "url": url, "title": title, "selected": true }))
             },
         ),
-        Tool::scoped(
+        Tool::session(
             "tab_close",
             "Close a tab; its id and what it held (refs, logs, rules) go. Closing the last tab is allowed: the session then has none until tab_new.",
-            Scope::Session,
             |context: ToolContext, input: TabInput| async move {
                 let session = &context.session;
                 let tab = session.tabs.get(Some(&input.tab))?;
@@ -102,10 +99,9 @@ pub(super) fn tools() -> Vec<Tool> {
                 Ok(json!({ "closed": true, "tab_closed": tab.id, "selected": session.tabs.selected_id(), "tabs": session.tabs.summaries() }))
             },
         ),
-        Tool::scoped(
+        Tool::session(
             "set_popup_policy",
             "Decide what window.open and target=_blank do: deny (default) or tab (a new tab of the session, keeping window.opener, so sign-in popups that post back and close work).",
-            Scope::Session,
             |context: ToolContext, input: PopupPolicyInput| async move {
                 context.session.tabs.set_popup_policy(input.policy);
                 Ok(json!({ "scope": "session", "policy": input.policy }))

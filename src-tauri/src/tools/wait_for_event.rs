@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{millis, Scope, Tool, ToolContext};
+use super::{millis, Tool, ToolContext};
 use crate::error::{Error, ErrorCode};
 
 /// What to wait for.
@@ -51,10 +51,9 @@ pub(crate) struct WaitForEventInput {
 }
 
 pub(super) fn tool() -> Tool {
-    Tool::scoped(
+    Tool::session(
         "wait_for_event",
         "Wait for the next download, popup, file_chooser or dialog of the session (after this call began), up to timeout_ms (E_TIMEOUT). Holds no lock: wait here and act in another call.",
-        Scope::Session,
         |context: ToolContext, input: WaitForEventInput| async move {
             let timeout = millis(input.timeout_ms, 30_000, 300_000, "timeout_ms")?;
             if let Some(tab) = &input.tab {

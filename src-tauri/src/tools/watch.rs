@@ -30,7 +30,7 @@ fn yes() -> bool {
 }
 
 pub(super) fn tool() -> Tool {
-    Tool::new(
+    Tool::page(
         "watch",
         "Show the session to a person in a small window with back/forward/reload, an address bar and a Done button (show=true), or hide it again (show=false). The page is the session's own, unchanged; screenshots never include the toolbar. focus=false (default) does not take keyboard focus (on Wayland the compositor decides, and the answer has a note saying so).",
         |context: ToolContext, input: WatchInput| async move {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use webkit2gtk::{DownloadExt, URIRequestExt, URIResponseExt, WebContextExt};
 
-use crate::engine::downloads::{DownloadStatus, Downloads};
+use crate::state::downloads::{DownloadStatus, Downloads};
 
 /// Downloads still running, by id, so that the agent can cancel one.
 #[derive(Default)]

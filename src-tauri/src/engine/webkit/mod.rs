@@ -27,10 +27,11 @@ use webkit2gtk::{URIRequestExt, WebViewExt};
 
 use self::tab::Tab;
 use super::main_thread::{self, MainThread, Timed};
-use super::{Answer, Command, EngineQueue, PageRequest, PopupPolicy, Queued, SessionRequest, SessionSpec, TabTarget, Tabs, WatchChange};
-use crate::engine::downloads::Downloads;
+use super::{Answer, Command, EngineQueue, PageRequest, Queued, SessionRequest, SessionSpec, TabTarget, WatchChange};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{ClosedBy, EventKind};
+use crate::state::downloads::Downloads;
+use crate::state::{PopupPolicy, Tabs};
 
 /// The named script world our scripts run in: it sees the DOM, not the page's globals.
 pub(crate) const SCRIPT_WORLD: &str = "malo";

@@ -21,10 +21,11 @@ use webkit2gtk::{
 
 use super::agent::{self, Relay};
 use super::SCRIPT_WORLD;
-use crate::engine::tabs::{ConsoleEntry, ConsoleLevel, PageError, PageErrorKind};
-use crate::engine::{DialogPolicy, EditingCommand, InputEvent, SessionSpec, TabState};
+use crate::engine::{EditingCommand, InputEvent, SessionSpec};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{BlockReason, EventKind, EventLog};
+use crate::state::{ConsoleEntry, ConsoleLevel, PageError, PageErrorKind};
+use crate::state::{DialogPolicy, TabState};
 
 /// How long a script in the page may take before the call gives up.
 const SCRIPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -81,7 +82,7 @@ pub(super) struct Tab {
     /// Mouse buttons held down by earlier input (a drag in progress), for the state of moves.
     pub(super) buttons_held: Cell<gtk::gdk::ModifierType>,
     /// The session's downloads (a download this tab starts is recorded there).
-    pub(super) downloads: Arc<crate::engine::downloads::Downloads>,
+    pub(super) downloads: Arc<crate::state::downloads::Downloads>,
     /// Files the next file chooser of this tab is answered with (`set_file_input`); a
     /// chooser with none armed is cancelled.
     pub(super) chooser: Rc<RefCell<Option<Vec<String>>>>,
@@ -433,7 +434,7 @@ impl Tab {
                 if response.is_mime_type_supported() && !is_attachment(response) {
                     return false;
                 }
-                downloads.announce(&tab_id, crate::engine::downloads::DECIDED_DOWNLOAD);
+                downloads.announce(&tab_id, crate::state::downloads::DECIDED_DOWNLOAD);
                 decision.download();
                 return true;
             }
@@ -665,7 +666,7 @@ fn receive(
     relay: &Relay,
     state: &TabState,
     file_input_clicked: &RefCell<Option<FileInputClicked>>,
-    downloads: &crate::engine::downloads::Downloads,
+    downloads: &crate::state::downloads::Downloads,
 ) {
     let Ok(message) = serde_json::from_str::<Value>(text) else { return };
     let field = |name: &str| message.get(name).and_then(Value::as_str).map(str::to_string);
@@ -718,7 +719,7 @@ fn receive(
                 .collect();
             state.traffic.name_initiators(&finished);
         }
-        Some("download_link") => downloads.announce(&state.id, crate::engine::downloads::LINK_DOWNLOAD),
+        Some("download_link") => downloads.announce(&state.id, crate::state::downloads::LINK_DOWNLOAD),
         Some("file_input") => {
             let accept = field("accept").unwrap_or_default();
             let accept = accept.split(',').map(str::trim).filter(|part| !part.is_empty()).map(str::to_string).collect();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use webkit2gtk::UserMessageExt;
 
-use crate::engine::tabs::ConsoleLevel;
+use crate::state::ConsoleLevel;
 
 /// The shared object, as built for this binary.
 const EXTENSION: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmalo_web_process.so"));
