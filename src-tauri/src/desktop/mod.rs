@@ -75,10 +75,10 @@ async fn carry_out(broker: Arc<Broker>, action: MenuAction) {
     };
     session.touch();
     // The tab a person has on screen, else the selected one.
-    let shown = session.tabs.list().into_iter().find(|tab| tab.page.is_shown());
+    let shown = session.tabs.list().into_iter().find(|tab| tab.status.is_shown());
     let Some(tab) = shown.or_else(|| session.tabs.get(None).ok()) else { return };
-    let request = crate::engine::PageRequest::Watch(change);
-    if let Err(error) = session.engine.page::<serde_json::Value>(session.target(&tab), request).await {
+    let request = crate::engine::TabRequest::Watch(change);
+    if let Err(error) = session.engine.tab::<serde_json::Value>(session.address(&tab), request).await {
         tracing::warn!(session = %session.id, %error, "could not change the session's window for a person");
     }
 }

@@ -107,7 +107,7 @@ pub trait AgentRequest: Serialize {
 
 /// An element, by ref or selector.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Target {
+pub struct ElementAddress {
     /// A ref number.
     #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
     pub element_ref: Option<u64>,
@@ -116,10 +116,10 @@ pub struct Target {
     pub selector: Option<String>,
 }
 
-impl Target {
+impl ElementAddress {
     /// The element with this ref.
-    pub fn by_ref(element_ref: u64) -> Target {
-        Target { element_ref: Some(element_ref), selector: None }
+    pub fn by_ref(element_ref: u64) -> ElementAddress {
+        ElementAddress { element_ref: Some(element_ref), selector: None }
     }
 }
 
@@ -141,7 +141,7 @@ impl AgentRequest for Snapshot {
 pub struct Locate {
     /// The element.
     #[serde(flatten)]
-    pub target: Target,
+    pub target: ElementAddress,
     /// Scroll it into view first.
     pub scroll: bool,
     /// Measure its box again at the next animation frame (`moving` if it changed).
@@ -266,7 +266,7 @@ pub struct Covered {
 pub struct Focus {
     /// The element.
     #[serde(flatten)]
-    pub target: Target,
+    pub target: ElementAddress,
 }
 impl AgentRequest for Focus {
     const OP: AgentOp = AgentOp::Focus;
@@ -285,7 +285,7 @@ pub struct Focused {
 pub struct Fill {
     /// The element.
     #[serde(flatten)]
-    pub target: Target,
+    pub target: ElementAddress,
     /// The text.
     pub text: String,
     /// Replace what is there.
@@ -301,7 +301,7 @@ impl AgentRequest for Fill {
 pub struct SetValue {
     /// The element.
     #[serde(flatten)]
-    pub target: Target,
+    pub target: ElementAddress,
     /// The value.
     pub text: String,
 }
@@ -323,7 +323,7 @@ pub struct FieldValue {
 pub struct Select {
     /// The element.
     #[serde(flatten)]
-    pub target: Target,
+    pub target: ElementAddress,
     /// The values or labels.
     pub values: Vec<String>,
     /// `value` or `label`.
@@ -515,7 +515,7 @@ pub struct LoginProgress {
 pub struct FileInput {
     /// The element (a ref, or a selector with `nth` and `pierce`).
     #[serde(flatten)]
-    pub target: Target,
+    pub target: ElementAddress,
     /// Which match of the selector, from 0.
     pub nth: usize,
     /// Search every open shadow root too.
@@ -549,7 +549,7 @@ pub struct FileInputInfo {
 pub struct OpenFileChooser {
     /// The file input.
     #[serde(flatten)]
-    pub target: Target,
+    pub target: ElementAddress,
 }
 impl AgentRequest for OpenFileChooser {
     const OP: AgentOp = AgentOp::OpenFileChooser;
@@ -561,7 +561,7 @@ impl AgentRequest for OpenFileChooser {
 pub struct FileInputState {
     /// The file input.
     #[serde(flatten)]
-    pub target: Target,
+    pub target: ElementAddress,
 }
 impl AgentRequest for FileInputState {
     const OP: AgentOp = AgentOp::FileInputState;

@@ -76,7 +76,7 @@ pub struct SessionSpec {
 
 /// Which tab a page request is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TabTarget {
+pub struct TabAddress {
     /// The session.
     pub session_id: String,
     /// The tab's short id.
@@ -272,7 +272,7 @@ impl EditingCommand {
 
 /// What can be asked of one tab.
 #[derive(Debug)]
-pub enum PageRequest {
+pub enum TabRequest {
     /// Load a URL and wait for load plus quiet.
     Navigate { url: String, timeout: Duration, settle: Duration },
     /// Go back, forward or reload and wait like a navigation.
@@ -306,33 +306,33 @@ pub enum PageRequest {
     AwaitFileChooser { timeout: Duration },
 }
 
-impl PageRequest {
+impl TabRequest {
     /// The request's name in the main thread's figures.
     fn kind(&self) -> &'static str {
         match self {
-            PageRequest::Navigate { .. } => "navigate",
-            PageRequest::History { .. } => "history",
-            PageRequest::Evaluate { .. } => "evaluate",
-            PageRequest::EvaluatePage { .. } => "evaluate_page",
-            PageRequest::Screenshot => "screenshot",
-            PageRequest::Agent { op, .. } => op.name(),
-            PageRequest::Input { .. } => "input",
-            PageRequest::Editing { .. } => "editing",
-            PageRequest::AfterAction { .. } => "after_action",
-            PageRequest::Watch(_) => "watch",
-            PageRequest::ArmFileChooser { .. } => "arm_file_chooser",
-            PageRequest::AwaitFileChooser { .. } => "await_file_chooser",
+            TabRequest::Navigate { .. } => "navigate",
+            TabRequest::History { .. } => "history",
+            TabRequest::Evaluate { .. } => "evaluate",
+            TabRequest::EvaluatePage { .. } => "evaluate_page",
+            TabRequest::Screenshot => "screenshot",
+            TabRequest::Agent { op, .. } => op.name(),
+            TabRequest::Input { .. } => "input",
+            TabRequest::Editing { .. } => "editing",
+            TabRequest::AfterAction { .. } => "after_action",
+            TabRequest::Watch(_) => "watch",
+            TabRequest::ArmFileChooser { .. } => "arm_file_chooser",
+            TabRequest::AwaitFileChooser { .. } => "await_file_chooser",
         }
     }
 
     /// How long the handle waits for the engine's answer.
     fn time_limit(&self) -> Duration {
         match self {
-            PageRequest::Navigate { timeout, settle, .. } | PageRequest::History { timeout, settle, .. } => {
+            TabRequest::Navigate { timeout, settle, .. } | TabRequest::History { timeout, settle, .. } => {
                 *timeout + *settle + NAVIGATION_MARGIN
             }
-            PageRequest::AfterAction { budget, .. } => *budget + AFTER_ACTION_MARGIN,
-            PageRequest::AwaitFileChooser { timeout } => *timeout + COMMAND_TIMEOUT,
+            TabRequest::AfterAction { budget, .. } => *budget + AFTER_ACTION_MARGIN,
+            TabRequest::AwaitFileChooser { timeout } => *timeout + COMMAND_TIMEOUT,
             _ => COMMAND_TIMEOUT,
         }
     }
@@ -360,7 +360,7 @@ pub enum Answer {
     Navigation(NavigationReport),
     /// A captured viewport.
     Frame(Frame),
-    /// A load mark (see `PageRequest::Input`).
+    /// A load mark (see `TabRequest::Input`).
     Mark(u64),
     /// How the page settled after an action.
     Settle(ActionSettle),
@@ -409,7 +409,7 @@ pub enum Command {
     /// Something of a session as a whole.
     Session { session_id: String, request: SessionRequest, reply: Reply<Answer> },
     /// Something of one tab.
-    Page { target: TabTarget, request: PageRequest, reply: Reply<Answer> },
+    Page { target: TabAddress, request: TabRequest, reply: Reply<Answer> },
     /// Close every session (daemon shutdown).
     CloseAll { reply: oneshot::Sender<()> },
 }
@@ -523,7 +523,7 @@ impl EngineHandle {
     }
 
     /// Asks something of a tab; the answer is read as `T`.
-    pub async fn page<T: FromAnswer>(&self, target: TabTarget, request: PageRequest) -> Result<T> {
+    pub async fn tab<T: FromAnswer>(&self, target: TabAddress, request: TabRequest) -> Result<T> {
         let limit = request.time_limit();
         let answer = self.request(limit, |reply| Command::Page { target, request, reply }).await?;
         T::from_answer(answer).ok_or_else(wrong_answer)

@@ -153,7 +153,7 @@ impl EventLog {
     }
 
     /// The last seq handed out daemon-wide (a cursor for an empty page).
-    pub fn peek_seq(&self) -> u64 {
+    pub fn seq_now(&self) -> u64 {
         self.seq.current()
     }
 
@@ -177,16 +177,16 @@ impl EventLog {
             .collect();
         let chosen = window(matching, after, limit);
         let selected: Vec<Event> = chosen.items.into_iter().cloned().collect();
-        let cursor = selected.last().map(|event| event.seq).unwrap_or(floor.max(self.newest_seq(&events)));
+        let cursor = selected.last().map(|event| event.seq).unwrap_or(floor.max(self.newest_of(&events)));
         EventPage { events: selected, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted }
     }
 
     /// The seq of the newest event kept (0 when none).
-    pub fn last_seq(&self) -> u64 {
+    pub fn newest_seq(&self) -> u64 {
         self.events.lock().expect("event log poisoned").back().map(|event| event.seq).unwrap_or(0)
     }
 
-    fn newest_seq(&self, events: &VecDeque<Event>) -> u64 {
+    fn newest_of(&self, events: &VecDeque<Event>) -> u64 {
         events.back().map(|event| event.seq).unwrap_or(0)
     }
 }

@@ -202,13 +202,13 @@ async fn accept_loop(listener: TcpListener, proxy: Arc<Proxy>, mut stopped: ones
 
 /// Where requests go: a scheme, a host and a port.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Target {
+struct Upstream {
     https: bool,
     host: String,
     port: u16,
 }
 
-impl Target {
+impl Upstream {
     fn origin(&self) -> String {
         let default = if self.https { 443 } else { 80 };
         let scheme = if self.https { "https" } else { "http" };
@@ -228,14 +228,14 @@ fn unbracket(host: &str) -> String {
 /// One connection from the page: inside a tunnel it knows its target, and it keeps one
 /// upstream connection to reuse.
 struct Connection {
-    tunnel: Option<Target>,
-    upstream: tokio::sync::Mutex<Option<(Target, hyper::client::conn::http1::SendRequest<ProxyBody>)>>,
+    tunnel: Option<Upstream>,
+    upstream: tokio::sync::Mutex<Option<(Upstream, hyper::client::conn::http1::SendRequest<ProxyBody>)>>,
     /// The page connection's place among the daemon's connections.
     admission: Arc<Admission>,
 }
 
 impl Connection {
-    fn new(tunnel: Option<Target>, admission: Arc<Admission>) -> Connection {
+    fn new(tunnel: Option<Upstream>, admission: Arc<Admission>) -> Connection {
         Connection { tunnel, upstream: tokio::sync::Mutex::new(None), admission }
     }
 }
@@ -289,7 +289,7 @@ async fn handle_request(
                 _ => return Ok(Response::builder().status(StatusCode::BAD_REQUEST).body(full("the proxy takes absolute http URLs"))?),
             };
             let Some(authority) = uri.authority() else { return Ok(Response::builder().status(StatusCode::BAD_REQUEST).body(empty())?) };
-            Target { https, host: unbracket(authority.host()), port: authority.port_u16().unwrap_or(80) }
+            Upstream { https, host: unbracket(authority.host()), port: authority.port_u16().unwrap_or(80) }
         }
     };
     let (traffic, capture) = attribute(&proxy, request.headers_mut());
@@ -303,7 +303,7 @@ async fn connect(mut request: Request<Incoming>, proxy: Arc<Proxy>, admission: A
     let Some(authority) = request.uri().authority().cloned() else {
         return Ok(Response::builder().status(StatusCode::BAD_REQUEST).body(empty())?);
     };
-    let target = Target { https: true, host: unbracket(authority.host()), port: authority.port_u16().unwrap_or(443) };
+    let target = Upstream { https: true, host: unbracket(authority.host()), port: authority.port_u16().unwrap_or(443) };
     let (traffic, capture) = attribute(&proxy, request.headers_mut());
     if let Err(reason) = check_destination(&proxy, &target).await {
         // Recorded as the page would name it, then refused as an unreachable server.
@@ -338,7 +338,7 @@ async fn connect(mut request: Request<Incoming>, proxy: Arc<Proxy>, admission: A
 
 async fn tunnel(
     io: TokioIo<hyper::upgrade::Upgraded>,
-    target: Target,
+    target: Upstream,
     proxy: Arc<Proxy>,
     admission: Arc<Admission>,
 ) -> Result<(), ProxyError> {
@@ -358,7 +358,7 @@ async fn tunnel(
 
 /// Refuses a destination that is a loopback port of the daemon; answers the addresses to
 /// connect to (resolved once, so what was checked is what is used).
-async fn check_destination(proxy: &Proxy, target: &Target) -> Result<Vec<SocketAddr>, String> {
+async fn check_destination(proxy: &Proxy, target: &Upstream) -> Result<Vec<SocketAddr>, String> {
     let addresses: Vec<SocketAddr> = match tokio::net::lookup_host((target.host.as_str(), target.port)).await {
         Ok(found) => found.collect(),
         Err(error) => return Err(format!("name_not_resolved: {error}")),
@@ -402,7 +402,7 @@ fn describe_failure(error: &(dyn std::error::Error + 'static)) -> String {
     format!("network_failed: {error}")
 }
 
-async fn open_upstream(proxy: &Proxy, target: &Target) -> Result<hyper::client::conn::http1::SendRequest<ProxyBody>, String> {
+async fn open_upstream(proxy: &Proxy, target: &Upstream) -> Result<hyper::client::conn::http1::SendRequest<ProxyBody>, String> {
     let addresses = check_destination(proxy, target).await?;
     let connecting = async {
         let mut last = None;
@@ -450,7 +450,7 @@ impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static> I
 async fn send(
     proxy: &Proxy,
     connection: &Connection,
-    target: &Target,
+    target: &Upstream,
     request: Request<ProxyBody>,
     dedicated: bool,
 ) -> Result<Response<Incoming>, String> {
@@ -506,7 +506,7 @@ fn strip_hop_headers(headers: &mut HeaderMap, keep_upgrade: bool) {
 
 async fn forward(
     mut request: Request<Incoming>,
-    target: Target,
+    target: Upstream,
     proxy: &Proxy,
     traffic: Option<Arc<TabTraffic>>,
     capture: Arc<Capture>,
@@ -642,7 +642,7 @@ fn redirect_to_forbidden_scheme(response: &Response<Incoming>, url: &str) -> Opt
     (!web).then(|| target.to_string())
 }
 
-fn host_header(target: &Target) -> String {
+fn host_header(target: &Upstream) -> String {
     target.origin().split("://").nth(1).unwrap_or_default().to_string()
 }
 
@@ -790,7 +790,7 @@ mod tests {
         gzip.write_all(b"{\"a\":1}").unwrap();
         assert_eq!(decode(&gzip.finish().unwrap(), Some("gzip")).unwrap(), b"{\"a\":1}");
         assert!(decode(b"x", Some("br")).is_err());
-        assert_eq!(Target { https: true, host: "::1".into(), port: 8443 }.origin(), "https://[::1]:8443");
-        assert_eq!(Target { https: false, host: "a".into(), port: 80 }.origin(), "http://a");
+        assert_eq!(Upstream { https: true, host: "::1".into(), port: 8443 }.origin(), "https://[::1]:8443");
+        assert_eq!(Upstream { https: false, host: "a".into(), port: 80 }.origin(), "http://a");
     }
 }

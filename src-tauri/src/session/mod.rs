@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::engine::{EngineHandle, TabTarget};
+use crate::engine::{EngineHandle, TabAddress};
 use crate::events::EventLog;
 use crate::secret::Token;
 use crate::state::{TabState, Tabs};
@@ -166,22 +166,22 @@ impl Session {
     /// (e.g. "log in"), or "take over" while the agent's `watch` window waits for Done.
     pub fn waiting_for(&self) -> Option<String> {
         let marked = self.waiting.lock().expect("waiting mark poisoned").clone();
-        marked.or_else(|| self.tabs.list().iter().any(|tab| tab.page.awaits_takeover()).then(|| "take over".to_string()))
+        marked.or_else(|| self.tabs.list().iter().any(|tab| tab.status.awaits_takeover()).then(|| "take over".to_string()))
     }
 
     /// Whether a person has one of the session's tabs on screen.
     pub fn window_shown(&self) -> bool {
-        self.tabs.list().iter().any(|tab| tab.page.is_shown())
+        self.tabs.list().iter().any(|tab| tab.status.is_shown())
     }
 
     /// The selected tab's url and title (about:blank and no title when no tab is open).
     pub fn current_page(&self) -> (String, String) {
-        self.tabs.get(None).map(|tab| tab.page.get()).unwrap_or_else(|_| ("about:blank".into(), String::new()))
+        self.tabs.get(None).map(|tab| tab.status.get()).unwrap_or_else(|_| ("about:blank".into(), String::new()))
     }
 
     /// How the engine addresses `tab` of this session.
-    pub fn target(&self, tab: &TabState) -> TabTarget {
-        TabTarget { session_id: self.id.clone(), tab: tab.id.clone() }
+    pub fn address(&self, tab: &TabState) -> TabAddress {
+        TabAddress { session_id: self.id.clone(), tab: tab.id.clone() }
     }
 
     /// The title of the session's takeover window: whose session it is.

@@ -10,4 +10,4 @@ pub mod tabs;
 
 pub use console::{ConsoleEntry, ConsoleLevel, PageError, PageErrorKind, CONSOLE_ENTRIES, ERROR_ENTRIES};
 pub use downloads::Downloads;
-pub use tabs::{DialogPolicy, PageState, PopupPolicy, PreviousSnapshot, RefTable, TabState, Tabs};
+pub use tabs::{DialogPolicy, PopupPolicy, PreviousSnapshot, RefTable, TabState, TabStatus, Tabs};

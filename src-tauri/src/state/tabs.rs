@@ -49,7 +49,7 @@ pub enum PopupPolicy {
 /// by the engine so that listings (and the tray) never need a round trip to the main
 /// thread. A change of the window notifies `changed` (the tray's wake-up).
 #[derive(Debug)]
-pub struct PageState {
+pub struct TabStatus {
     // A std mutex: held only to copy two short strings.
     inner: Mutex<(String, String)>,
     shown: AtomicBool,
@@ -58,10 +58,10 @@ pub struct PageState {
     changed: Arc<Notify>,
 }
 
-impl PageState {
+impl TabStatus {
     /// A blank page; `changed` is notified when the window is shown or hidden.
-    pub fn new(changed: Arc<Notify>) -> PageState {
-        PageState {
+    pub fn new(changed: Arc<Notify>) -> TabStatus {
+        TabStatus {
             inner: Mutex::new(("about:blank".into(), String::new())),
             shown: AtomicBool::new(false),
             takeover_requested: AtomicBool::new(false),
@@ -143,7 +143,7 @@ pub struct TabState {
     /// The tab that opened it (a popup's opener), if any.
     pub opener: Option<String>,
     /// Url, title, window state.
-    pub page: PageState,
+    pub status: TabStatus,
     /// Held by each page tool while it runs, so that calls on one tab never interleave
     /// (a snapshot never sees half a fill). Calls that only wait do not take it.
     pub lock: tokio::sync::Mutex<()>,
@@ -254,7 +254,7 @@ impl Tabs {
         let tab = Arc::new(TabState {
             id: id.clone(),
             opener: opener.map(str::to_string),
-            page: PageState::new(self.changed.clone()),
+            status: TabStatus::new(self.changed.clone()),
             lock: tokio::sync::Mutex::new(()),
             refs: Mutex::default(),
             dialog_policy: Mutex::default(),
@@ -335,7 +335,7 @@ impl Tabs {
             .tabs
             .iter()
             .map(|tab| {
-                let (url, title) = tab.page.get();
+                let (url, title) = tab.status.get();
                 TabSummary {
                     tab: tab.id.clone(),
                     url,

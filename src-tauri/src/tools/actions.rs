@@ -11,7 +11,7 @@ use super::page::{self, actionable, agent, ElementTarget, Needs};
 use super::{millis, Tool, ToolContext};
 use crate::engine::agent::{Fill, Focus, Html5Drag, Locate, Probe, ScrollBy, Select, SetValue};
 use crate::engine::keys::{self, Chord, ModifierKey};
-use crate::engine::{EditingCommand, InputEvent, KeyStroke, Modifiers, MouseButton, PageRequest};
+use crate::engine::{EditingCommand, InputEvent, KeyStroke, Modifiers, MouseButton, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
 
 /// Runs an action (the registry holds the tab's lock), adding a failure screenshot to errors.
@@ -287,7 +287,7 @@ async fn press(context: ToolContext, input: PressInput) -> Result<Value> {
                 ))
             }
         };
-        context.page(PageRequest::Editing { command }).await?
+        context.ask(TabRequest::Editing { command }).await?
     } else {
         page::input(&context, chord_events(&chord)?).await?
     };

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{millis, navigate, Tool, ToolContext};
-use crate::engine::{HistoryAction, PageRequest};
+use crate::engine::{HistoryAction, TabRequest};
 
 /// Input of `history`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -29,7 +29,7 @@ pub(super) fn tool() -> Tool {
         |context: ToolContext, input: HistoryInput| async move {
             let timeout = millis(input.timeout_ms, 30_000, 120_000, "timeout_ms")?;
             let settle = millis(input.settle_ms, 3_000, 60_000, "settle_ms")?;
-            let navigation = context.page(PageRequest::History { action: input.action, timeout, settle }).await?;
+            let navigation = context.ask(TabRequest::History { action: input.action, timeout, settle }).await?;
             navigate::output(&context, navigation)
         },
     )

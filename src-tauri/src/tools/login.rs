@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 
 use super::page::{self, agent, check_actionable, locate, ElementTarget};
 use super::{millis, Tool, ToolContext};
-use crate::engine::agent::{Fill, LoginForm, LoginState, Target};
-use crate::engine::{InputEvent, Modifiers, MouseButton, PageRequest, WatchChange};
+use crate::engine::agent::{ElementAddress, Fill, LoginForm, LoginState};
+use crate::engine::{InputEvent, Modifiers, MouseButton, TabRequest, WatchChange};
 use crate::error::{Error, Result};
 
 /// A secret string: deserialised like a string, never printed.
@@ -109,7 +109,7 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
     match (&input.password, input.credential.take()) {
         (Some(_), None) => {}
         (None, Some(name)) => {
-            let (page_url, _) = context.tab()?.page.get();
+            let (page_url, _) = context.tab()?.status.get();
             let vault = context.sessions.vault().clone();
             let (info, password) = tokio::task::spawn_blocking(move || vault.secret_for(&name, &page_url))
                 .await
@@ -213,8 +213,8 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
         };
         if let Some(signal) = signal {
             // Let the page finish what the login started before the agent looks.
-            let settle = PageRequest::AfterAction { mark: 0, budget: Duration::from_millis(1500), wait_frame: false };
-            let _ = context.page::<crate::engine::ActionSettle>(settle).await;
+            let settle = TabRequest::AfterAction { mark: 0, budget: Duration::from_millis(1500), wait_frame: false };
+            let _ = context.ask::<crate::engine::ActionSettle>(settle).await;
             return Ok(outcome(true, "success", Some(signal)));
         }
         if begun.elapsed() >= timeout {
@@ -235,18 +235,18 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
     let tab = context.tab()?.clone();
     let find_form = LoginForm { username_selector: None, password_selector: input.password_selector.clone(), submit_selector: None };
     let password = agent(context, &[], &find_form).await.ok().map(|form| form.password);
-    let (start_url, _) = tab.page.get();
+    let (start_url, _) = tab.status.get();
     let title = format!("malo-browser: log in for {} \u{2014} {}", session.agent_id, session.name);
     let show = WatchChange::Show { title, focus: input.focus, keep_visible: Some(input.keep_visible) };
-    let shown: Value = context.page(PageRequest::Watch(show)).await?;
+    let shown: Value = context.ask(TabRequest::Watch(show)).await?;
     let done_before = shown["done_count"].as_u64().unwrap_or(0);
     let _waiting = session.wait_for_person("log in");
     session.events.push(Some(&tab.id), crate::events::EventKind::LoginWaiting { mode: "watch", url: start_url.to_string() });
     let begun = Instant::now();
     loop {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let watch: Value = context.page(PageRequest::Watch(WatchChange::Report)).await?;
-        let (url, _) = tab.page.get();
+        let watch: Value = context.ask(TabRequest::Watch(WatchChange::Report)).await?;
+        let (url, _) = tab.status.get();
         let finish = |ok: bool, reason: &str, signal: Option<&str>| {
             let mut result = json!({ "ok": ok, "mode": "watch", "reason": reason, "url": url, "profile": session.profile,
                 "waited_ms": begun.elapsed().as_millis() as u64 });
@@ -278,7 +278,7 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
         };
         if let Some(signal) = signal {
             if !input.keep_visible {
-                context.page::<Value>(PageRequest::Watch(WatchChange::Hide)).await?;
+                context.ask::<Value>(TabRequest::Watch(WatchChange::Hide)).await?;
             }
             return Ok(finish(true, "success", Some(signal)));
         }
@@ -296,6 +296,6 @@ fn reference(number: u64) -> ElementTarget {
 async fn fill(context: &ToolContext, field: u64, text: &str) -> Result<()> {
     let located = locate(context, &reference(field), true).await?;
     check_actionable(&located, true)?;
-    agent(context, &located.frame, &Fill { target: Target::by_ref(field), text: text.to_string(), clear: true }).await?;
+    agent(context, &located.frame, &Fill { target: ElementAddress::by_ref(field), text: text.to_string(), clear: true }).await?;
     Ok(())
 }

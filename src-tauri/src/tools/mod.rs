@@ -38,7 +38,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::engine::{FromAnswer, PageRequest};
+use crate::engine::{FromAnswer, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::{Session, SessionTable};
 use crate::state::TabState;
@@ -69,9 +69,9 @@ impl ToolContext {
     }
 
     /// Asks the engine something of this call's tab.
-    pub async fn page<T: FromAnswer>(&self, request: PageRequest) -> Result<T> {
-        let target = self.session.target(self.tab()?);
-        self.session.engine.page(target, request).await
+    pub async fn ask<T: FromAnswer>(&self, request: TabRequest) -> Result<T> {
+        let target = self.session.address(self.tab()?);
+        self.session.engine.tab(target, request).await
     }
 }
 

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{millis, page, Tool, ToolContext};
-use crate::engine::{NavigationReport, PageRequest};
+use crate::engine::{NavigationReport, TabRequest};
 use crate::error::{Error, Result};
 
 /// Input of `navigate`.
@@ -49,7 +49,7 @@ pub(super) fn tool() -> Tool {
             let timeout = millis(input.timeout_ms, 30_000, 120_000, "timeout_ms")?;
             let settle = millis(input.settle_ms, 3_000, 60_000, "settle_ms")?;
             let mark = page::event_mark(&context);
-            match context.page(PageRequest::Navigate { url: url.to_string(), timeout, settle }).await {
+            match context.ask(TabRequest::Navigate { url: url.to_string(), timeout, settle }).await {
                 Ok(navigation) => output(&context, navigation),
                 Err(error) => became_download(&context, mark, error).await,
             }
@@ -59,7 +59,7 @@ pub(super) fn tool() -> Tool {
 
 /// The output for a finished navigation.
 pub(super) fn output(context: &ToolContext, navigation: NavigationReport) -> Result<NavigateOutput> {
-    let (_, title) = context.tab()?.page.get();
+    let (_, title) = context.tab()?.status.get();
     Ok(NavigateOutput { url: navigation.url.clone(), title, navigated: true, navigation, downloads: Vec::new() })
 }
 
@@ -72,6 +72,6 @@ async fn became_download(context: &ToolContext, mark: page::ActionMark, error: E
     if downloads.is_empty() {
         return Err(error);
     }
-    let (url, title) = context.tab()?.page.get();
+    let (url, title) = context.tab()?.status.get();
     Ok(NavigateOutput { url, title, navigated: false, navigation: report, downloads })
 }

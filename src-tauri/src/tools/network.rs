@@ -113,7 +113,7 @@ pub(super) fn tools() -> Vec<Tool> {
                 }
                 let capture = capture_of(&context)?;
                 let chosen = capture.responses(input.url_prefix.as_deref(), input.after, limit);
-                let cursor = chosen.items.last().map(|(seq, _)| *seq).unwrap_or(input.after.unwrap_or(0).max(context.session.events.peek_seq()));
+                let cursor = chosen.items.last().map(|(seq, _)| *seq).unwrap_or(input.after.unwrap_or(0).max(context.session.events.seq_now()));
                 let responses: Vec<Value> = chosen.items.into_iter().map(|(_, response)| response).collect();
                 let mut answer = json!({ "responses": responses, "cursor": cursor, "has_more": chosen.has_more });
                 if let Some(omitted) = chosen.older_omitted {
@@ -139,7 +139,7 @@ pub(super) fn tools() -> Vec<Tool> {
                 };
                 let chosen = context.tab()?.traffic.requests(input.after, &filter, limit);
                 let cursor =
-                    chosen.items.last().map(|record| record.seq).unwrap_or(input.after.unwrap_or(0).max(context.session.events.peek_seq()));
+                    chosen.items.last().map(|record| record.seq).unwrap_or(input.after.unwrap_or(0).max(context.session.events.seq_now()));
                 let requests: Vec<Value> = chosen
                     .items
                     .iter()

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{at_most, Presentation, Tool, ToolContext};
-use crate::engine::{Frame, PageRequest};
+use crate::engine::{Frame, TabRequest};
 use crate::error::{Error, Result};
 
 const OBSERVE_LIGHT: &str = include_str!("../engine/scripts/observe_light.js");
@@ -54,11 +54,11 @@ pub(super) fn tool() -> Tool {
 
 async fn light(context: &ToolContext, max_chars: usize) -> Result<Value> {
     let body = format!("const args = {};\n{OBSERVE_LIGHT}", json!({ "max_chars": max_chars }));
-    context.page(PageRequest::Evaluate { body }).await
+    context.ask(TabRequest::Evaluate { body }).await
 }
 
 async fn screenshot(context: &ToolContext) -> Result<Value> {
-    let frame: Frame = context.page(PageRequest::Screenshot).await?;
+    let frame: Frame = context.ask(TabRequest::Screenshot).await?;
     let (width, height) = (frame.width, frame.height);
     let png = tokio::task::spawn_blocking(move || crate::engine::png::encode(&frame))
         .await

@@ -9,8 +9,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::ToolContext;
-use crate::engine::agent::{AgentRequest, ElementInfo, FrameBox, FrameHit, Locate, Target};
-use crate::engine::{ActionSettle, InputEvent, PageRequest};
+use crate::engine::agent::{AgentRequest, ElementAddress, ElementInfo, FrameBox, FrameHit, Locate};
+use crate::engine::{ActionSettle, InputEvent, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
 
 /// The element an action is aimed at: a ref from a snapshot, or a CSS selector (` >>> `
@@ -48,7 +48,7 @@ pub(crate) async fn agent<R: AgentRequest>(context: &ToolContext, frame: &[u32],
     let tabs = &context.session.tabs;
     let mut args = serde_json::to_value(request).map_err(|error| Error::internal(error.to_string()))?;
     args["base"] = json!(tabs.next_ref());
-    let result: Value = context.page(PageRequest::Agent { frame: frame.to_vec(), op: R::OP, args }).await?;
+    let result: Value = context.ask(TabRequest::Agent { frame: frame.to_vec(), op: R::OP, args }).await?;
     if let Some(next) = result.get("next_ref").and_then(Value::as_u64) {
         tabs.refs_taken_below(next);
     }
@@ -76,8 +76,8 @@ impl Located {
     }
 
     /// The target that addresses this element again.
-    pub(crate) fn address(&self) -> Target {
-        Target::by_ref(self.info.element_ref)
+    pub(crate) fn address(&self) -> ElementAddress {
+        ElementAddress::by_ref(self.info.element_ref)
     }
 
     /// A short description for messages: `e12 (button "Save")`.
@@ -103,9 +103,9 @@ async fn locate_as(context: &ToolContext, target: &ElementTarget, scroll: bool, 
         (Some(element_ref), _) => {
             let number = parse_ref(element_ref)?;
             let frame = context.tab()?.refs.lock().expect("ref table poisoned").frame_of.get(&number).cloned().unwrap_or_default();
-            (frame, Target::by_ref(number))
+            (frame, ElementAddress::by_ref(number))
         }
-        (None, Some(selector)) => (Vec::new(), Target { element_ref: None, selector: Some(selector.clone()) }),
+        (None, Some(selector)) => (Vec::new(), ElementAddress { element_ref: None, selector: Some(selector.clone()) }),
         (None, None) => return Err(Error::bad_request("give a ref (from snapshot) or a selector")),
     };
     // Where each frame's content starts, in its parent's viewport.
@@ -242,7 +242,7 @@ pub(crate) async fn with_failure_screenshot(context: &ToolContext, tool: &str, e
 /// Saves a screenshot in the session's `artifacts/` and returns its path.
 pub(crate) async fn failure_screenshot(context: &ToolContext, label: &str) -> Result<String> {
     let session = &context.session;
-    let frame: crate::engine::Frame = context.page(PageRequest::Screenshot).await?;
+    let frame: crate::engine::Frame = context.ask(TabRequest::Screenshot).await?;
     let png = tokio::task::spawn_blocking(move || crate::engine::png::encode(&frame))
         .await
         .map_err(|error| Error::internal(error.to_string()))??;
@@ -263,7 +263,7 @@ pub(crate) struct ActionMark {
 
 /// A mark for "what happened during this action".
 pub(crate) fn event_mark(context: &ToolContext) -> ActionMark {
-    ActionMark { seq: context.session.events.last_seq(), downloads: context.session.downloads.begun() }
+    ActionMark { seq: context.session.events.newest_seq(), downloads: context.session.downloads.begun() }
 }
 
 /// Waits for the action's consequences and builds its result.
@@ -290,7 +290,7 @@ pub(crate) async fn finish_with(
     wait_frame: bool,
 ) -> Result<Value> {
     let session = &context.session;
-    let settled: ActionSettle = context.page(PageRequest::AfterAction { mark: load_mark, budget: settle, wait_frame }).await?;
+    let settled: ActionSettle = context.ask(TabRequest::AfterAction { mark: load_mark, budget: settle, wait_frame }).await?;
     let mut result = json!({ "action": action, "ok": true });
     if !target.is_null() {
         result["target"] = target;
@@ -373,7 +373,7 @@ pub(crate) async fn downloads_since(
 
 /// Delivers trusted input to the call's tab; answers the load mark for [`finish`].
 pub(crate) async fn input(context: &ToolContext, events: Vec<InputEvent>) -> Result<u64> {
-    context.page(PageRequest::Input { events }).await
+    context.ask(TabRequest::Input { events }).await
 }
 
 /// Polls `probe` every 50 ms until it answers `Some`, or `timeout` passes.

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::page::agent;
 use super::{at_most, Tool, ToolContext};
 use crate::engine::agent::Extract;
-use crate::engine::PageRequest;
+use crate::engine::TabRequest;
 use crate::error::Error;
 
 /// What `extract` reads.
@@ -88,7 +88,7 @@ pub(super) fn tools() -> Vec<Tool> {
                 if input.expression.trim().is_empty() {
                     return Err(Error::bad_request("expression is empty"));
                 }
-                let value: Value = context.page(PageRequest::EvaluatePage { expression: input.expression }).await?;
+                let value: Value = context.ask(TabRequest::EvaluatePage { expression: input.expression }).await?;
                 Ok(json!({ "value": value }))
             },
         ),

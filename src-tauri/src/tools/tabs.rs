@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{millis, Tool, ToolContext};
-use crate::engine::{NavigationReport, PageRequest, SessionRequest, TabTarget};
+use crate::engine::{NavigationReport, SessionRequest, TabAddress, TabRequest};
 use crate::events::{ClosedBy, EventKind};
 use crate::state::PopupPolicy;
 
@@ -59,9 +59,9 @@ pub(super) fn tools() -> Vec<Tool> {
                 let tab: String = session.engine.session(&session.id, SessionRequest::NewTab).await?;
                 let mut answer = json!({ "tab": tab, "url": "about:blank" });
                 if let Some(url) = url {
-                    let target = TabTarget { session_id: session.id.clone(), tab: tab.clone() };
-                    let request = PageRequest::Navigate { url: url.to_string(), timeout: std::time::Duration::from_secs(30), settle };
-                    let navigation: NavigationReport = session.engine.page(target, request).await?;
+                    let target = TabAddress { session_id: session.id.clone(), tab: tab.clone() };
+                    let request = TabRequest::Navigate { url: url.to_string(), timeout: std::time::Duration::from_secs(30), settle };
+                    let navigation: NavigationReport = session.engine.tab(target, request).await?;
                     answer["url"] = json!(navigation.url);
                     answer["navigation"] = serde_json::to_value(navigation).unwrap_or_default();
                 }
@@ -81,7 +81,7 @@ pub(super) fn tools() -> Vec<Tool> {
             "Make a tab the selected one: page tools without `tab` act on it, and watch shows it.",
             |context: ToolContext, input: TabInput| async move {
                 let tab = context.session.tabs.select(&input.tab)?;
-                let (url, title) = tab.page.get();
+                let (url, title) = tab.status.get();
                 Ok(json!({ "tab": tab.id, "url": url, "title": title, "selected": true }))
             },
         ),

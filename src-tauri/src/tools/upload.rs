@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 
 use super::page::{agent, parse_ref};
 use super::{Tool, ToolContext};
-use crate::engine::agent::{FileInput, FileInputState, FrameOf, OpenFileChooser, Target};
-use crate::engine::PageRequest;
+use crate::engine::agent::{ElementAddress, FileInput, FileInputState, FrameOf, OpenFileChooser};
+use crate::engine::TabRequest;
 use crate::error::{Error, ErrorCode, Result};
 
 /// How long an input's chooser may take to open after the click.
@@ -66,7 +66,7 @@ async fn set_files(context: ToolContext, input: SetFileInputInput) -> Result<Val
         if given || input.frame_selector.is_some() {
             return Err(Error::bad_request("next_chooser answers the page's next chooser: give no ref, selector or frame_selector"));
         }
-        context.page::<()>(PageRequest::ArmFileChooser { files: paths }).await?;
+        context.ask::<()>(TabRequest::ArmFileChooser { files: paths }).await?;
         return Ok(json!({ "tab": tab, "armed": true, "file_count": described.len(), "files": described }));
     }
     // Which frame, and which element in it.
@@ -77,28 +77,28 @@ async fn set_files(context: ToolContext, input: SetFileInputInput) -> Result<Val
             }
             let number = parse_ref(element_ref)?;
             let frame = context.tab()?.refs.lock().expect("ref table poisoned").frame_of.get(&number).cloned().unwrap_or_default();
-            (frame, Target::by_ref(number))
+            (frame, ElementAddress::by_ref(number))
         }
         (None, Some(selector)) => {
             let frame = match &input.frame_selector {
                 Some(frame_selector) => vec![agent(&context, &[], &FrameOf { selector: frame_selector.clone() }).await?.frame],
                 None => Vec::new(),
             };
-            (frame, Target { element_ref: None, selector: Some(selector.clone()) })
+            (frame, ElementAddress { element_ref: None, selector: Some(selector.clone()) })
         }
         _ => return Err(Error::bad_request("give a ref or a selector of the file input (or next_chooser: true)")),
     };
     let request = FileInput { target, nth: input.nth.unwrap_or(0), pierce: input.pierce_shadow, count: paths.len() };
     let found = agent(&context, &frame, &request).await?;
-    let element = Target::by_ref(found.element_ref);
-    context.page::<()>(PageRequest::ArmFileChooser { files: paths }).await?;
+    let element = ElementAddress::by_ref(found.element_ref);
+    context.ask::<()>(TabRequest::ArmFileChooser { files: paths }).await?;
     agent(&context, &frame, &OpenFileChooser { target: element.clone() }).await?;
-    if !context.page::<bool>(PageRequest::AwaitFileChooser { timeout: CHOOSER_TIMEOUT }).await? {
+    if !context.ask::<bool>(TabRequest::AwaitFileChooser { timeout: CHOOSER_TIMEOUT }).await? {
         return Err(Error::new(ErrorCode::ScriptError, "the file input did not open its chooser (does the page cancel clicks on it?)"));
     }
     // Let the page's input and change handlers run.
-    let settle = PageRequest::AfterAction { mark: 0, budget: Duration::from_millis(1500), wait_frame: true };
-    let _ = context.page::<crate::engine::ActionSettle>(settle).await;
+    let settle = TabRequest::AfterAction { mark: 0, budget: Duration::from_millis(1500), wait_frame: true };
+    let _ = context.ask::<crate::engine::ActionSettle>(settle).await;
     let now = agent(&context, &frame, &FileInputState { target: element }).await?;
     if now.count != described.len() {
         return Err(Error::new(

@@ -77,7 +77,7 @@ pub(super) fn tool() -> Tool {
                     }
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 }
-            } else if let Some(event) = session.events.wait_for(session.events.last_seq(), kind, input.tab.as_deref(), deadline).await {
+            } else if let Some(event) = session.events.wait_for(session.events.newest_seq(), kind, input.tab.as_deref(), deadline).await {
                 return Ok(json!({ "kind": input.kind, "event": event, "waited_ms": begun.elapsed().as_millis() as u64 }));
             }
             Err(Error::new(ErrorCode::Timeout, format!("no {kind} event within {} ms", timeout.as_millis()))

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Tool, ToolContext};
-use crate::engine::{PageRequest, WatchChange};
+use crate::engine::{TabRequest, WatchChange};
 
 /// Input of `watch`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -38,8 +38,8 @@ pub(super) fn tool() -> Tool {
             let change = if input.show { WatchChange::Show { title: session.window_title(), focus: input.focus, keep_visible: Some(input.keep_visible) } } else { WatchChange::Hide };
             // The agent asks for a person: the tray marks the session and a notification
             // announces it until the person hands it back.
-            let mut answer: serde_json::Value = context.page(PageRequest::Watch(change)).await?;
-            context.tab()?.page.set_takeover_requested(input.show);
+            let mut answer: serde_json::Value = context.ask(TabRequest::Watch(change)).await?;
+            context.tab()?.status.set_takeover_requested(input.show);
             answer["session_id"] = serde_json::json!(session.id);
             Ok(answer)
         },

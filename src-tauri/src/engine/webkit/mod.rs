@@ -27,7 +27,7 @@ use webkit2gtk::{URIRequestExt, WebViewExt};
 
 use self::tab::Tab;
 use super::main_thread::{self, MainThread, Timed};
-use super::{Answer, Command, EngineQueue, PageRequest, Queued, SessionRequest, SessionSpec, TabTarget, WatchChange};
+use super::{Answer, Command, EngineQueue, Queued, SessionRequest, SessionSpec, TabAddress, TabRequest, WatchChange};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{ClosedBy, EventKind};
 use crate::state::downloads::Downloads;
@@ -413,32 +413,32 @@ impl Engine {
             .ok_or_else(|| Error::new(ErrorCode::SessionNotFound, format!("no session {session_id} in the engine")))
     }
 
-    fn tab(&self, target: &TabTarget) -> Result<Rc<Tab>> {
+    fn tab(&self, target: &TabAddress) -> Result<Rc<Tab>> {
         self.session(&target.session_id)?.tab(&target.tab)
     }
 }
 
 /// Carries out one request on one tab.
-async fn page_request(tab: &Rc<Tab>, request: PageRequest) -> Result<Answer> {
+async fn page_request(tab: &Rc<Tab>, request: TabRequest) -> Result<Answer> {
     Ok(match request {
-        PageRequest::Navigate { url, timeout, settle } => Answer::Navigation(navigation::navigate(tab, &url, timeout, settle).await?),
-        PageRequest::History { action, timeout, settle } => Answer::Navigation(navigation::history(tab, action, timeout, settle).await?),
-        PageRequest::Evaluate { body } => Answer::Value(tab.evaluate(&body).await?),
-        PageRequest::EvaluatePage { expression } => Answer::Value(tab.evaluate_page(&expression).await?),
-        PageRequest::Screenshot => Answer::Frame(capture::viewport(tab).await?),
-        PageRequest::Agent { frame, op, args } => Answer::Value(agent::call(tab, &frame, op, &args).await?),
-        PageRequest::Input { events } => Answer::Mark(tab.deliver_input(&events).await?),
-        PageRequest::Editing { command } => Answer::Mark(tab.edit(command)?),
-        PageRequest::AfterAction { mark, budget, wait_frame } => {
+        TabRequest::Navigate { url, timeout, settle } => Answer::Navigation(navigation::navigate(tab, &url, timeout, settle).await?),
+        TabRequest::History { action, timeout, settle } => Answer::Navigation(navigation::history(tab, action, timeout, settle).await?),
+        TabRequest::Evaluate { body } => Answer::Value(tab.evaluate(&body).await?),
+        TabRequest::EvaluatePage { expression } => Answer::Value(tab.evaluate_page(&expression).await?),
+        TabRequest::Screenshot => Answer::Frame(capture::viewport(tab).await?),
+        TabRequest::Agent { frame, op, args } => Answer::Value(agent::call(tab, &frame, op, &args).await?),
+        TabRequest::Input { events } => Answer::Mark(tab.deliver_input(&events).await?),
+        TabRequest::Editing { command } => Answer::Mark(tab.edit(command)?),
+        TabRequest::AfterAction { mark, budget, wait_frame } => {
             Answer::Settle(navigation::after_action(tab, mark, budget, wait_frame).await?)
         }
-        PageRequest::Watch(change) => Answer::Value(watch(tab, change)?),
-        PageRequest::ArmFileChooser { files } => {
+        TabRequest::Watch(change) => Answer::Value(watch(tab, change)?),
+        TabRequest::ArmFileChooser { files } => {
             tab.ensure_open()?;
             *tab.chooser.borrow_mut() = Some(files);
             Answer::Done
         }
-        PageRequest::AwaitFileChooser { timeout } => Answer::Flag(tab.await_file_chooser(timeout).await),
+        TabRequest::AwaitFileChooser { timeout } => Answer::Flag(tab.await_file_chooser(timeout).await),
     })
 }
 

@@ -285,7 +285,7 @@ impl Tab {
                         .filter(|status| *status > 0)
                         .map(|status| status as u16);
                     load.borrow_mut().http_status = status;
-                    page_state.page.set_url(&url);
+                    page_state.status.set_url(&url);
                     events.push(Some(&tab_id), EventKind::Navigation { url, http_status: status });
                 }
                 LoadEvent::Finished => {
@@ -317,12 +317,12 @@ impl Tab {
         let page_state = page.clone();
         view.connect_uri_notify(move |view| {
             if let Some(uri) = view.uri() {
-                page_state.page.set_url(&uri);
+                page_state.status.set_url(&uri);
             }
         });
         let page_state = page.clone();
         view.connect_title_notify(move |view| {
-            page_state.page.set_title(view.title().as_deref().unwrap_or(""));
+            page_state.status.set_title(view.title().as_deref().unwrap_or(""));
         });
 
         // Requests in flight, for the network half of "settled".

@@ -106,7 +106,7 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: Option
     }
     let wayland = on_wayland(&window);
     *state.window.borrow_mut() = Some(Takeover { window, layout, toolbar: Some(toolbar), uri_handler: Some(uri_handler) });
-    tab.state.page.set_shown(true);
+    tab.state.status.set_shown(true);
     tab.events.push(Some(&tab.id), EventKind::Watch { shown: true, focus: Some(focus) });
     let mut answer = json!({ "shown": true, "focus": focus, "title": title });
     if !focus && wayland {
@@ -132,7 +132,7 @@ pub(super) fn hand_back(tab: &Tab) -> Result<Value> {
 }
 
 fn count_done(tab: &Tab) {
-    tab.state.page.set_takeover_requested(false);
+    tab.state.status.set_takeover_requested(false);
     tab.takeover.done.set(tab.takeover.done.get() + 1);
     tab.events.push(Some(&tab.id), EventKind::WatchDone {});
 }
@@ -156,8 +156,8 @@ pub(super) fn hide(tab: &Tab) -> Result<Value> {
     unsafe {
         takeover.window.destroy();
     }
-    tab.state.page.set_shown(false);
-    tab.state.page.set_takeover_requested(false);
+    tab.state.status.set_shown(false);
+    tab.state.status.set_takeover_requested(false);
     tab.events.push(Some(&tab.id), EventKind::Watch { shown: false, focus: None });
     Ok(json!({ "shown": false }))
 }
