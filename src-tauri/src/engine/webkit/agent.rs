@@ -5,55 +5,39 @@
 //! agent answers through the world's private script message handler, which lands in
 //! [`Relay::deliver`] and wakes the waiting call.
 
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::sync::oneshot;
 
-use super::tab::Tab;
+use super::tab::{Tab, TabScripts};
 use crate::engine::agent::AgentOp;
 use crate::error::{Error, ErrorCode, Result};
 
 /// The agent's source, with the session's secret still to be filled in.
 pub(super) const AGENT_SOURCE: &str = include_str!("../scripts/agent.js");
 
-/// The name of the script message handler the agents post to.
-pub(super) const HANDLER: &str = "malo";
-
 /// How long a child frame may take to answer a relayed operation.
 const FRAME_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Relayed calls waiting for their frame's answer.
-#[derive(Default)]
-pub(super) struct Relay {
-    next_id: Cell<u64>,
-    waiting: RefCell<HashMap<u64, oneshot::Sender<Value>>>,
-}
-
-impl Relay {
-    /// Hands a frame's answer to the call waiting for it.
-    pub(super) fn deliver(&self, answer: &Value) {
-        let Some(id) = answer.get("id").and_then(Value::as_u64) else { return };
-        if let Some(waiter) = self.waiting.borrow_mut().remove(&id) {
-            let _ = waiter.send(answer.clone());
-        }
-    }
-}
 
 /// The page-world hook's source (console lines, XHR starts), with its channel still to be
 /// filled in.
 const PAGE_WORLD_SOURCE: &str = include_str!("../scripts/page_world.js");
 
+/// A new tab's scripts: the agent and the page-world hook, with a fresh relay secret and
+/// channel.
+pub(super) fn tab_scripts() -> TabScripts {
+    let channel = format!("malo-{}", crate::secret::random_hex(8));
+    TabScripts { agent: agent_source(&crate::secret::random_hex(16), &channel), page_world: page_world_source(&channel) }
+}
+
 /// The agent source for a tab: its relay secret and its channel from the page-world hook.
-pub(super) fn agent_source(secret: &str, channel: &str) -> String {
+fn agent_source(secret: &str, channel: &str) -> String {
     AGENT_SOURCE.replace("__MALO_SECRET__", secret).replace("__MALO_CHANNEL__", channel)
 }
 
 /// The page-world hook for a tab. The channel is not a secret (the page can read this
 /// script): a page that forges a message only adds lines to its own console log.
-pub(super) fn page_world_source(channel: &str) -> String {
+fn page_world_source(channel: &str) -> String {
     PAGE_WORLD_SOURCE.replace("__MALO_CHANNEL__", channel)
 }
 
@@ -81,26 +65,23 @@ pub(super) async fn call(tab: &Tab, frame: &[u32], op: AgentOp, args: &Value) ->
 }
 
 async fn relay(tab: &Tab, frame: &[u32], op: &str, args: &Value) -> Result<Value> {
-    let id = tab.relay.next_id.get() + 1;
-    tab.relay.next_id.set(id);
-    let (sender, receiver) = oneshot::channel();
-    tab.relay.waiting.borrow_mut().insert(id, sender);
+    let (id, receiver) = tab.relay.open_call();
     let body = format!("return __malo.send({}, {}, {}, {id});", json!(frame), json!(op), args);
     let sent = match tab.evaluate(&body).await {
         Ok(sent) => sent,
         Err(error) => {
-            tab.relay.waiting.borrow_mut().remove(&id);
+            tab.relay.cancel(id);
             return Err(error);
         }
     };
     if sent.get("ok") != Some(&Value::Bool(true)) {
-        tab.relay.waiting.borrow_mut().remove(&id);
+        tab.relay.cancel(id);
         return Ok(sent);
     }
     tokio::select! {
         answer = receiver => answer.map_err(|_| Error::new(ErrorCode::EngineUnavailable, "the tab closed")),
         () = super::engine_time(FRAME_TIMEOUT) => {
-            tab.relay.waiting.borrow_mut().remove(&id);
+            tab.relay.cancel(id);
             Err(Error::new(ErrorCode::Timeout, "the frame did not answer; it may be navigating or blocked"))
         }
     }

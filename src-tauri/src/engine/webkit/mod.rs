@@ -15,6 +15,7 @@ mod navigation;
 mod tab;
 mod takeover;
 mod web_process;
+mod window;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -191,7 +192,7 @@ impl HostedSession {
     fn close_tab(&self, id: &str) -> Result<()> {
         let tab = self.tab(id)?;
         self.tabs.borrow_mut().retain(|open| open.id != id);
-        tab.close();
+        close(&tab);
         self.tabs().remove(id);
         Ok(())
     }
@@ -199,7 +200,7 @@ impl HostedSession {
     fn close_tabs(&self) {
         let tabs: Vec<Rc<Tab>> = self.tabs.borrow_mut().drain(..).collect();
         for tab in tabs {
-            tab.close();
+            close(&tab);
             self.tabs().remove(&tab.id);
         }
     }
@@ -284,7 +285,7 @@ impl Engine {
     /// selected tab.
     async fn open_tab(self: &Rc<Self>, session: &Rc<HostedSession>, opener: Option<&str>) -> Result<Rc<Tab>> {
         let state = session.tabs().open(opener, true);
-        let tab = match Tab::open(&session.context, &session.spec, state.clone(), None) {
+        let tab = match Tab::open(&session.context, &session.spec, state.clone(), None, agent::tab_scripts()) {
             Ok(tab) => Rc::new(tab),
             Err(error) => {
                 session.tabs().remove(&state.id);
@@ -345,7 +346,7 @@ impl Engine {
         url: &str,
     ) -> Option<Rc<Tab>> {
         let state = session.tabs().open(Some(opener), false);
-        let tab = match Tab::open(&session.context, &session.spec, state.clone(), Some(opener_view)) {
+        let tab = match Tab::open(&session.context, &session.spec, state.clone(), Some(opener_view), agent::tab_scripts()) {
             Ok(tab) => Rc::new(tab),
             Err(error) => {
                 tracing::warn!(%error, "could not open a popup as a tab");
@@ -416,6 +417,13 @@ impl Engine {
     fn tab(&self, target: &TabAddress) -> Result<Rc<Tab>> {
         self.session(&target.session_id)?.tab(&target.tab)
     }
+}
+
+/// Closes a tab: its takeover window first (the page goes back to its host), then the
+/// view and its host.
+fn close(tab: &Tab) {
+    let _ = takeover::hide(tab);
+    tab.close();
 }
 
 /// Carries out one request on one tab.

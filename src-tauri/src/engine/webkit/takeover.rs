@@ -4,7 +4,6 @@
 //! address bar for http/https, Done). Hiding moves it back, unchanged. With `focus: false`
 //! the window maps without taking keyboard focus or rising over the person's window.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use gtk::prelude::*;
@@ -13,30 +12,13 @@ use webkit2gtk::WebViewExt;
 use wry::WebViewBuilderExtUnix;
 
 use super::tab::Tab;
+use super::window::Takeover;
 use crate::error::{Error, Result};
 use crate::events::EventKind;
 
 /// Height of the toolbar above the page.
 pub(super) const TOOLBAR_HEIGHT: i32 = 40;
 const TOOLBAR_HTML: &str = include_str!("../../../../ui/toolbar.html");
-
-/// A shown takeover window.
-pub(super) struct Takeover {
-    window: gtk::Window,
-    layout: gtk::Fixed,
-    toolbar: Option<wry::WebView>,
-    uri_handler: Option<glib::SignalHandlerId>,
-}
-
-/// What the window reports back to the engine.
-#[derive(Default)]
-pub(super) struct TakeoverState {
-    pub(super) window: RefCell<Option<Takeover>>,
-    /// Times the person handed the session back (Done, closing the window, the tray's Hide).
-    pub(super) done: std::cell::Cell<u64>,
-    /// Whether Done leaves the window up (`keep_visible`).
-    keep_visible: std::cell::Cell<bool>,
-}
 
 /// Shows the takeover window for `tab` (creating it, or raising it when `focus`).
 pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: Option<bool>) -> Result<Value> {
