@@ -34,6 +34,7 @@ pub fn keyval(_key: &keys::Key) -> Option<u32> {
 }
 
 pub mod agent;
+pub mod devtools;
 pub mod keys;
 pub mod main_thread;
 pub mod png;
@@ -304,6 +305,8 @@ pub enum TabRequest {
     /// Wait until the armed files were taken by a chooser (answers true), or `timeout`
     /// passes (answers false, and the files are disarmed).
     AwaitFileChooser { timeout: Duration },
+    /// What the DevTools endpoint asks (see [`devtools`]).
+    Devtools(devtools::DevtoolsRequest),
 }
 
 impl TabRequest {
@@ -322,6 +325,7 @@ impl TabRequest {
             TabRequest::Watch(_) => "watch",
             TabRequest::ArmFileChooser { .. } => "arm_file_chooser",
             TabRequest::AwaitFileChooser { .. } => "await_file_chooser",
+            TabRequest::Devtools(request) => request.kind(),
         }
     }
 
@@ -333,6 +337,7 @@ impl TabRequest {
             }
             TabRequest::AfterAction { budget, .. } => *budget + AFTER_ACTION_MARGIN,
             TabRequest::AwaitFileChooser { timeout } => *timeout + COMMAND_TIMEOUT,
+            TabRequest::Devtools(request) => request.time_limit(NAVIGATION_MARGIN, COMMAND_TIMEOUT),
             _ => COMMAND_TIMEOUT,
         }
     }
@@ -368,6 +373,8 @@ pub enum Answer {
     Tab(String),
     /// Yes or no.
     Flag(bool),
+    /// A number (an id, a count).
+    Count(u64),
 }
 
 /// A type an [`Answer`] can be read as.
@@ -389,6 +396,19 @@ macro_rules! from_answer {
     };
 }
 from_answer!(Value(Value), Navigation(NavigationReport), Frame(Frame), Mark(u64), Settle(ActionSettle), Tab(String), Flag(bool));
+
+/// An id or a count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count(pub u64);
+
+impl FromAnswer for Count {
+    fn from_answer(answer: Answer) -> Option<Self> {
+        match answer {
+            Answer::Count(count) => Some(Count(count)),
+            _ => None,
+        }
+    }
+}
 
 impl FromAnswer for () {
     fn from_answer(answer: Answer) -> Option<Self> {

@@ -216,7 +216,7 @@ impl SessionTable {
             None => None,
         };
         let directory = services.proxy.as_ref().map(|proxy| proxy.directory.clone()).unwrap_or_default();
-        let tabs = Arc::new(Tabs::new(services.changed.clone(), popups, events.clone(), directory, capture.clone()));
+        let tabs = Arc::new(Tabs::new(services.changed.clone(), popups, events.clone(), directory, capture.clone(), (width, height)));
         let downloads = Arc::new(Downloads::new(dirs.downloads.clone(), self.limits.max_download_bytes, events.clone()));
         let spec = SessionSpec {
             session_id: id.clone(),

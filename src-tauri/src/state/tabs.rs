@@ -157,10 +157,29 @@ pub struct TabState {
     pub console: SeqRing<ConsoleEntry>,
     /// Its uncaught errors.
     pub errors: SeqRing<PageError>,
+    /// What its page does, as it happens (for the DevTools endpoint).
+    pub signals: tokio::sync::broadcast::Sender<super::TabSignal>,
+    /// Its viewport (CSS px): the session's size until a client resizes it.
+    viewport: Mutex<(u32, u32)>,
     closed: AtomicBool,
 }
 
 impl TabState {
+    /// Tells whoever follows the tab live what its page did (nobody listening is fine).
+    pub fn signal(&self, signal: super::TabSignal) {
+        let _ = self.signals.send(signal);
+    }
+
+    /// The viewport's size (CSS px).
+    pub fn viewport(&self) -> (u32, u32) {
+        *self.viewport.lock().expect("viewport poisoned")
+    }
+
+    /// Records a new viewport size.
+    pub fn set_viewport(&self, width: u32, height: u32) {
+        *self.viewport.lock().expect("viewport poisoned") = (width, height);
+    }
+
     /// Whether the tab was closed (its webview is gone).
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
@@ -195,6 +214,10 @@ pub struct Tabs {
     directory: Arc<TabDirectory>,
     capture: Arc<Capture>,
     events: Arc<crate::events::EventLog>,
+    /// Tabs opening and closing, as it happens (for the DevTools endpoint).
+    pub changes: tokio::sync::broadcast::Sender<super::TabsChange>,
+    /// The viewport new tabs get (the session's size).
+    viewport: (u32, u32),
 }
 
 #[derive(Debug, Default)]
@@ -214,6 +237,7 @@ impl Tabs {
         events: Arc<crate::events::EventLog>,
         directory: Arc<TabDirectory>,
         capture: Arc<Capture>,
+        viewport: (u32, u32),
     ) -> Tabs {
         let seq = events.counter();
         Tabs {
@@ -224,6 +248,8 @@ impl Tabs {
             directory,
             capture,
             events,
+            changes: super::signals::channel(),
+            viewport,
         }
     }
 
@@ -261,14 +287,17 @@ impl Tabs {
             traffic,
             console: SeqRing::new(self.seq.clone(), CONSOLE_ENTRIES),
             errors: SeqRing::new(self.seq.clone(), ERROR_ENTRIES),
+            signals: super::signals::channel(),
+            viewport: Mutex::new(self.viewport),
             closed: AtomicBool::new(false),
         });
         state.tabs.push(tab.clone());
         if select || state.selected.is_none() {
-            state.selected = Some(id);
+            state.selected = Some(id.clone());
         }
         drop(state);
         self.changed.notify_one();
+        let _ = self.changes.send(super::TabsChange::Opened { tab: id, opener: opener.map(str::to_string) });
         tab
     }
 
@@ -279,6 +308,7 @@ impl Tabs {
         let index = state.tabs.iter().position(|tab| tab.id == id)?;
         let tab = state.tabs.remove(index);
         tab.closed.store(true, Ordering::SeqCst);
+        tab.signal(super::TabSignal::Closed);
         self.directory.unregister(&tab.traffic.token);
         if state.selected.as_deref() == Some(id) {
             let opener = tab.opener.as_deref().filter(|opener| state.tabs.iter().any(|tab| &tab.id == opener));
@@ -286,6 +316,7 @@ impl Tabs {
         }
         drop(state);
         self.changed.notify_one();
+        let _ = self.changes.send(super::TabsChange::Closed { tab: id.to_string() });
         Some(tab)
     }
 
@@ -375,7 +406,7 @@ mod tests {
 
     fn tabs() -> Tabs {
         let events = Arc::new(crate::events::EventLog::new(Arc::default()));
-        Tabs::new(Arc::new(Notify::new()), PopupPolicy::Deny, events, Arc::default(), Arc::default())
+        Tabs::new(Arc::new(Notify::new()), PopupPolicy::Deny, events, Arc::default(), Arc::default(), (1024, 768))
     }
 
     #[test]

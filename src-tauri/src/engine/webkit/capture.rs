@@ -10,10 +10,19 @@ use crate::error::{Error, Result};
 
 /// Captures exactly the viewport (width x height x device pixel ratio).
 pub(super) async fn viewport(tab: &Tab) -> Result<Frame> {
+    capture(tab, SnapshotRegion::Visible).await
+}
+
+/// Captures the whole document, below and right of the viewport too.
+pub(super) async fn document(tab: &Tab) -> Result<Frame> {
+    capture(tab, SnapshotRegion::FullDocument).await
+}
+
+async fn capture(tab: &Tab, region: SnapshotRegion) -> Result<Frame> {
     tab.ensure_open()?;
     let surface = tab
         .view
-        .snapshot_future(SnapshotRegion::Visible, SnapshotOptions::NONE)
+        .snapshot_future(region, SnapshotOptions::NONE)
         .await
         .map_err(|error| Error::internal(format!("screenshot failed: {}", error.message())))?;
     let image = cairo::ImageSurface::try_from(surface).map_err(|_| Error::internal("screenshot is not an image surface"))?;

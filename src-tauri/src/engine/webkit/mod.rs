@@ -9,6 +9,7 @@
 mod agent;
 mod capture;
 mod context;
+mod devtools;
 mod download;
 mod input;
 mod navigation;
@@ -447,6 +448,7 @@ async fn page_request(tab: &Rc<Tab>, request: TabRequest) -> Result<Answer> {
             Answer::Done
         }
         TabRequest::AwaitFileChooser { timeout } => Answer::Flag(tab.await_file_chooser(timeout).await),
+        TabRequest::Devtools(request) => devtools::handle(tab, request).await?,
     })
 }
 

@@ -34,7 +34,7 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: Option
         }
         return Ok(json!({ "shown": true, "focus": focus, "title": title }));
     }
-    let (width, height) = tab.size;
+    let (width, height) = tab.size.get();
     let window = gtk::Window::new(gtk::WindowType::Toplevel);
     window.set_title(title);
     window.set_default_size(width, height + TOOLBAR_HEIGHT);
@@ -130,7 +130,8 @@ pub(super) fn hide(tab: &Tab) -> Result<Value> {
     }
     takeover.layout.remove(&tab.view);
     tab.host.add(&tab.view);
-    tab.view.set_size_request(tab.size.0, tab.size.1);
+    let (width, height) = tab.size.get();
+    tab.view.set_size_request(width, height);
     tab.view.show();
     drop(takeover.toolbar.take());
     #[allow(unsafe_code)]

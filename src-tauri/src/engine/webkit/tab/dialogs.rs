@@ -6,7 +6,7 @@ use webkit2gtk::{ScriptDialogType, WebViewExt};
 
 use super::Tab;
 use crate::events::EventKind;
-use crate::state::DialogPolicy;
+use crate::state::{DialogPolicy, TabSignal};
 
 /// Connects the dialog signal of `tab`'s view.
 pub(super) fn connect(tab: &Tab) {
@@ -37,15 +37,25 @@ pub(super) fn connect(tab: &Tab) {
             }
             _ => None,
         };
+        let dialog_type = match kind {
+            ScriptDialogType::Alert => "alert",
+            ScriptDialogType::Confirm => "confirm",
+            ScriptDialogType::Prompt => "prompt",
+            ScriptDialogType::BeforeUnloadConfirm => "beforeunload",
+            _ => "unknown",
+        };
+        let message = dialog.message().map(|message| message.to_string()).unwrap_or_default();
+        let default_prompt = (kind == ScriptDialogType::Prompt).then(|| dialog.prompt_get_default_text().map(|text| text.to_string())).flatten();
+        state.signal(TabSignal::Dialog {
+            dialog_type,
+            message: message.clone(),
+            accepted: accept,
+            prompt_text: prompt_text.clone(),
+            default_prompt,
+        });
         let answered = EventKind::Dialog {
-            dialog_type: match kind {
-                ScriptDialogType::Alert => "alert",
-                ScriptDialogType::Confirm => "confirm",
-                ScriptDialogType::Prompt => "prompt",
-                ScriptDialogType::BeforeUnloadConfirm => "beforeunload",
-                _ => "unknown",
-            },
-            message: dialog.message().map(|message| message.to_string()).unwrap_or_default(),
+            dialog_type,
+            message,
             action: if accept { "accept" } else { "dismiss" },
             policy: if current.accept.is_some() { "set" } else { "default" },
             prompt_text,

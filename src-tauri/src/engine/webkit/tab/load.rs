@@ -6,6 +6,7 @@ use webkit2gtk::{LoadEvent, URIResponseExt, WebResourceExt, WebViewExt};
 
 use super::Tab;
 use crate::events::EventKind;
+use crate::state::TabSignal;
 
 /// Connects the load signals of `tab`'s view.
 pub(super) fn connect(tab: &Tab) {
@@ -22,9 +23,11 @@ pub(super) fn connect(tab: &Tab) {
                 // A new load runs in a new web process: the tab has recovered.
                 state.crashed = false;
                 state.started += 1;
-                state.started_uri = url;
+                state.started_uri = url.clone();
                 state.failure = None;
                 state.http_status = None;
+                drop(state);
+                page_state.signal(TabSignal::LoadStarted { url });
             }
             LoadEvent::Committed => {
                 let status = view
@@ -33,8 +36,13 @@ pub(super) fn connect(tab: &Tab) {
                     .map(|response| response.status_code())
                     .filter(|status| *status > 0)
                     .map(|status| status as u16);
-                load.borrow_mut().http_status = status;
+                {
+                    let mut state = load.borrow_mut();
+                    state.http_status = status;
+                    state.committed += 1;
+                }
                 page_state.status.set_url(&url);
+                page_state.signal(TabSignal::Committed { url: url.clone(), http_status: status });
                 events.push(Some(&tab_id), EventKind::Navigation { url, http_status: status });
             }
             LoadEvent::Finished => {
@@ -44,6 +52,7 @@ pub(super) fn connect(tab: &Tab) {
                 drop(state);
                 if !failed {
                     let title = view.title().map(|title| title.to_string()).unwrap_or_default();
+                    page_state.signal(TabSignal::Loaded { url: url.clone() });
                     events.push(Some(&tab_id), EventKind::Load { url, title });
                 }
             }
@@ -52,10 +61,12 @@ pub(super) fn connect(tab: &Tab) {
         changed.notify_waiters();
     });
 
-    let (load, changed, events, tab_id) = (tab.load.clone(), tab.load_changed.clone(), tab.events.clone(), tab.id.clone());
+    let (load, changed, events, tab_id, page_state) =
+        (tab.load.clone(), tab.load_changed.clone(), tab.events.clone(), tab.id.clone(), page.clone());
     view.connect_load_failed(move |_view, _event, failing_uri, error| {
         let (name, description) = describe_load_error(error);
         load.borrow_mut().failure = Some((name.clone(), description.clone()));
+        page_state.signal(TabSignal::LoadFailed { url: failing_uri.to_string(), net_error: name.clone() });
         let failed = EventKind::LoadFailed { url: failing_uri.to_string(), net_error: name, net_error_description: description };
         events.push(Some(&tab_id), failed);
         changed.notify_waiters();
@@ -63,15 +74,25 @@ pub(super) fn connect(tab: &Tab) {
         true
     });
 
-    let page_state = page.clone();
+    let (page_state, load) = (page.clone(), tab.load.clone());
     view.connect_uri_notify(move |view| {
         if let Some(uri) = view.uri() {
             page_state.status.set_url(&uri);
+            // Outside a load, a new URL is the same document's (history API, fragment).
+            let idle = {
+                let state = load.borrow();
+                state.finished == state.started && state.committed > 0
+            };
+            if idle {
+                page_state.signal(TabSignal::SameDocument { url: uri.to_string() });
+            }
         }
     });
     let page_state = page.clone();
     view.connect_title_notify(move |view| {
-        page_state.status.set_title(view.title().as_deref().unwrap_or(""));
+        let title = view.title().map(|title| title.to_string()).unwrap_or_default();
+        page_state.status.set_title(&title);
+        page_state.signal(TabSignal::Title { title });
     });
 
     // Requests in flight, for the network half of "settled".
@@ -82,7 +103,8 @@ pub(super) fn connect(tab: &Tab) {
         resource.connect_finished(move |_resource| pending.set(pending.get() - 1));
     });
 
-    let (load, changed, events, tab_id) = (tab.load.clone(), tab.load_changed.clone(), tab.events.clone(), tab.id.clone());
+    let (load, changed, events, tab_id, page_state) =
+        (tab.load.clone(), tab.load_changed.clone(), tab.events.clone(), tab.id.clone(), page.clone());
     view.connect_web_process_terminated(move |_view, reason| {
         let mut state = load.borrow_mut();
         state.crashed = true;
@@ -91,6 +113,7 @@ pub(super) fn connect(tab: &Tab) {
         state.finished = state.started;
         drop(state);
         events.push(Some(&tab_id), EventKind::Crash { reason: format!("{reason:?}").to_lowercase() });
+        page_state.signal(TabSignal::Crashed);
         changed.notify_waiters();
     });
 }

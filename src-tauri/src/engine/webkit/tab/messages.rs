@@ -12,7 +12,7 @@ use webkit2gtk::WebViewExt;
 
 use super::{FileInputClicked, Tab};
 use crate::events::{BlockReason, EventKind};
-use crate::state::{ConsoleEntry, ConsoleLevel, PageError, PageErrorKind, TabState};
+use crate::state::{ConsoleEntry, ConsoleLevel, PageError, PageErrorKind, TabSignal, TabState};
 
 /// The name of the script message handler the agents post to.
 pub(in crate::engine::webkit) const HANDLER: &str = "malo";
@@ -91,9 +91,18 @@ pub(super) fn receive(
     let number = |name: &str| message.get(name).and_then(Value::as_u64);
     match message.get("kind").and_then(Value::as_str) {
         Some("console") => {
-            let level = field("level").and_then(|level| ConsoleLevel::named(&level));
+            let level = field("level").and_then(|level| ConsoleLevel::named(&level)).unwrap_or(ConsoleLevel::Log);
+            let args = message.get("args").and_then(Value::as_array).cloned().unwrap_or_else(|| vec![Value::from(field("text"))]);
+            state.signal(TabSignal::Console {
+                level,
+                args,
+                source: field("source"),
+                line: number("line"),
+                column: number("column"),
+                frame_url: field("frame_url").unwrap_or_default(),
+            });
             state.console.push(ConsoleEntry {
-                level: level.unwrap_or(ConsoleLevel::Log),
+                level,
                 text: field("text").unwrap_or_default(),
                 source: field("source"),
                 line: number("line"),
@@ -104,6 +113,8 @@ pub(super) fn receive(
             });
         }
         Some("page_error") => {
+            let (message_text, stack) = (field("message").unwrap_or_default(), field("stack"));
+            state.signal(TabSignal::PageError { message: message_text, stack, frame_url: field("frame_url").unwrap_or_default() });
             state.errors.push(PageError {
                 kind: if field("error_kind").as_deref() == Some("unhandled_rejection") {
                     PageErrorKind::UnhandledRejection
@@ -138,6 +149,12 @@ pub(super) fn receive(
             state.traffic.name_initiators(&finished);
         }
         Some("download_link") => downloads.announce(&state.id, crate::state::downloads::LINK_DOWNLOAD),
+        Some("dom_content_loaded") => state.signal(TabSignal::DomContentLoaded),
+        Some("binding") => {
+            if let (Some(name), Some(payload)) = (field("name"), field("payload")) {
+                state.signal(TabSignal::Binding { name, payload, world: field("world") });
+            }
+        }
         Some("file_input") => {
             let accept = field("accept").unwrap_or_default();
             let accept = accept.split(',').map(str::trim).filter(|part| !part.is_empty()).map(str::to_string).collect();

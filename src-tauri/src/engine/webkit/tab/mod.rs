@@ -52,6 +52,8 @@ pub(super) struct LoadState {
     pub(super) started: u64,
     /// Loads finished (successfully or not); equals `started` when idle.
     pub(super) finished: u64,
+    /// Documents committed.
+    pub(in crate::engine::webkit) committed: u64,
     /// The URI being loaded when the latest load started (the request, before redirects).
     pub(super) started_uri: String,
     /// HTTP status of the latest committed main document.
@@ -70,7 +72,7 @@ pub(super) struct Tab {
     /// The offscreen window the page lives in while no person watches it.
     pub(super) host: gtk::OffscreenWindow,
     /// Viewport size (CSS px).
-    pub(super) size: (i32, i32),
+    pub(in crate::engine::webkit) size: Cell<(i32, i32)>,
     /// The takeover window, while shown.
     pub(super) takeover: Rc<TakeoverState>,
     pub(super) view: webkit2gtk::WebView,
@@ -102,6 +104,15 @@ pub(super) struct Tab {
     pub(super) chooser: Rc<RefCell<Option<Vec<String>>>>,
     /// The file input a page's agent saw clicked last, for the chooser it opens.
     pub(super) file_input_clicked: Rc<RefCell<Option<FileInputClicked>>>,
+    /// Scripts a DevTools client added for every new document.
+    pub(in crate::engine::webkit) document_scripts: DocumentScripts,
+}
+
+/// Scripts added for every new document, by id (so they can be removed).
+#[derive(Default)]
+pub(in crate::engine::webkit) struct DocumentScripts {
+    pub(in crate::engine::webkit) next_id: Cell<u64>,
+    pub(in crate::engine::webkit) scripts: RefCell<Vec<(u64, webkit2gtk::UserScript)>>,
 }
 
 /// A file input just clicked (by a person, a label or the page's own `input.click()`), as
@@ -204,7 +215,7 @@ impl Tab {
         let tab = Tab {
             id,
             host,
-            size: (spec.width as i32, spec.height as i32),
+            size: Cell::new((spec.width as i32, spec.height as i32)),
             takeover: Rc::default(),
             view,
             load: Rc::default(),
@@ -221,6 +232,7 @@ impl Tab {
             downloads: spec.downloads.clone(),
             chooser: Rc::default(),
             file_input_clicked,
+            document_scripts: DocumentScripts::default(),
         };
         load::connect(&tab);
         policy::connect(&tab);
