@@ -185,14 +185,7 @@ impl Broker {
         proxy: Option<Arc<ProxyServices>>,
     ) -> Broker {
         let changes = Arc::new(Notify::new());
-        let services = SessionServices {
-            engine,
-            seq,
-            changed: changes.clone(),
-            profiles: Arc::new(crate::session::ProfileStore::new(settings.data_dir.join("profiles"))),
-            vault: Arc::new(crate::vault::Vault::new(&settings.data_dir)),
-            proxy,
-        };
+        let services = SessionServices::new(engine, seq, changes.clone(), &settings.data_dir, proxy);
         Broker {
             settings,
             token: Token::generate(),
