@@ -2,7 +2,6 @@
 //! nothing renders). Browser behaviour is proven by the end-to-end tests, not here.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -12,9 +11,8 @@ use serde_json::{json, Value};
 use tower::ServiceExt;
 
 use super::{broker_router, lease_router};
-use crate::broker::{Broker, LeaseServerSpawner};
-use crate::config::Settings;
-use crate::engine::fake::fake_engine;
+use crate::broker::testing::test_broker;
+use crate::broker::Broker;
 use crate::testing::TempDir;
 use crate::tools::ToolRegistry;
 
@@ -27,26 +25,7 @@ struct Wire {
 
 impl Wire {
     fn new() -> Wire {
-        let dir = TempDir::new("malo-http-test");
-        // Lease ports are bound for real (any free port); requests go to the routers
-        // directly, so no server runs on them.
-        let settings = Settings {
-            daemon_port: BROKER_PORT,
-            port_min: 0,
-            port_max: 0,
-            lease_ttl: Duration::from_secs(60),
-            session_idle: Duration::from_secs(60),
-            max_sessions: 2,
-            max_download_bytes: 1 << 20,
-            data_dir: dir.path().to_path_buf(),
-        };
-        let no_server: LeaseServerSpawner = Arc::new(|listener, _lease, shutdown| {
-            tokio::spawn(async move {
-                shutdown.await;
-                drop(listener);
-            })
-        });
-        let broker = Arc::new(Broker::new(settings, fake_engine(), no_server, Arc::default(), None));
+        let (broker, dir) = test_broker(|settings| settings.daemon_port = BROKER_PORT);
         Wire { broker, _dir: dir }
     }
 
