@@ -12,6 +12,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("clock", 0),
     ("secret", 0),
     ("logging", 0),
+    ("testing", 0),
     ("config", 1),
     ("urls", 1),
     ("events", 1),

@@ -29,6 +29,8 @@ pub mod vault;
 
 #[cfg(test)]
 mod layering;
+#[cfg(test)]
+mod testing;
 
 use clap::{Parser, Subcommand};
 

@@ -3,17 +3,20 @@
 //! directory; releasing or expiring it closes all of them and returns the port.
 
 pub mod instance;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 use tokio::sync::{oneshot, Notify};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use crate::config::Settings;
 use crate::engine::EngineHandle;
@@ -75,7 +78,8 @@ pub struct Lease {
     /// Its sessions.
     pub sessions: Arc<SessionTable>,
     dir: PathBuf,
-    // A std mutex: two timestamps.
+    // A std mutex: two timestamps. The instant is tokio's, so that tests can pause and
+    // advance the clock; the system time is for people.
     expiry: Mutex<(Instant, SystemTime)>,
     server: Mutex<Option<LeaseServer>>,
 }
@@ -185,14 +189,7 @@ impl Broker {
         proxy: Option<Arc<ProxyServices>>,
     ) -> Broker {
         let changes = Arc::new(Notify::new());
-        let services = SessionServices {
-            engine,
-            seq,
-            changed: changes.clone(),
-            profiles: Arc::new(crate::session::ProfileStore::new(settings.data_dir.join("profiles"))),
-            vault: Arc::new(crate::vault::Vault::new(&settings.data_dir)),
-            proxy,
-        };
+        let services = SessionServices::new(engine, seq, changes.clone(), &settings.data_dir, proxy);
         Broker {
             settings,
             token: Token::generate(),
@@ -458,7 +455,85 @@ fn check_agent_id(agent_id: &str) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::testing::test_broker;
     use super::*;
+    use crate::session::CreateSession;
+
+    /// The lease time of these tests.
+    const TTL: Duration = Duration::from_secs(30);
+    const SECOND: Duration = Duration::from_secs(1);
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lease_expires_after_its_ttl_without_heartbeat() {
+        let (broker, _data_dir) = test_broker(|settings| settings.lease_ttl = TTL);
+        let lease_id = broker.acquire("agent-a").unwrap().lease_id;
+        tokio::time::advance(TTL - SECOND).await;
+        broker.reap().await;
+        assert!(broker.lease(&lease_id).is_ok(), "a second short of its TTL, the lease lives");
+        tokio::time::advance(SECOND).await;
+        let expired = broker.heartbeat(&lease_id).unwrap_err();
+        assert_eq!(expired.code, ErrorCode::LeaseNotFound, "at its TTL the lease is gone, even for a heartbeat");
+        broker.reap().await;
+        assert!(broker.list().is_empty(), "the reaper released it");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn heartbeats_keep_a_lease_alive() {
+        let (broker, _data_dir) = test_broker(|settings| settings.lease_ttl = TTL);
+        let lease_id = broker.acquire("agent-a").unwrap().lease_id;
+        for _ in 0..10 {
+            tokio::time::advance(TTL - SECOND).await;
+            broker.reap().await;
+            broker.heartbeat(&lease_id).expect("each heartbeat finds the lease live");
+        }
+        assert!(broker.lease(&lease_id).is_ok(), "alive after nearly ten TTLs of heartbeats");
+        tokio::time::advance(TTL).await;
+        broker.reap().await;
+        assert!(broker.list().is_empty(), "a TTL after the last heartbeat, the lease is released");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_in_flight_keeps_its_lease_alive() {
+        let (broker, _data_dir) = test_broker(|settings| {
+            settings.lease_ttl = TTL;
+            settings.session_idle = TTL * 10;
+        });
+        let lease_id = broker.acquire("agent-a").unwrap().lease_id;
+        let session = broker.lease(&lease_id).unwrap().sessions.create(CreateSession::default()).await.unwrap();
+        let call = session.in_use();
+        for _ in 0..8 {
+            tokio::time::advance(TTL / 2).await;
+            broker.reap().await;
+        }
+        assert!(broker.lease(&lease_id).is_ok(), "a call running for four TTLs is as good as a heartbeat");
+        // Its end counts as one too: the lease lives a TTL from it.
+        drop(call);
+        tokio::time::advance(TTL - SECOND).await;
+        broker.reap().await;
+        assert!(broker.lease(&lease_id).is_ok(), "a second short of a TTL after the call, the lease lives");
+        tokio::time::advance(SECOND).await;
+        broker.reap().await;
+        assert!(broker.list().is_empty(), "a TTL after the call, the lease is released");
+        assert!(broker.find_session(&session.id).is_none(), "and its session closed with it");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_reaper_releases_an_expired_lease_by_itself() {
+        let (broker, _data_dir) = test_broker(|settings| settings.lease_ttl = TTL);
+        let lease_id = broker.acquire("agent-a").unwrap().lease_id;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let reaper = tokio::spawn(broker.clone().run_reaper(async {
+            let _ = stopped.await;
+        }));
+        // With the clock paused, a sleep moves it from one timer to the next: the reaper's
+        // ticks run in order, as they would in real time.
+        tokio::time::sleep(TTL - SECOND).await;
+        assert!(broker.lease(&lease_id).is_ok());
+        tokio::time::sleep(SECOND * 2).await;
+        assert!(broker.list().is_empty(), "the reaper's tick at the TTL released the lease");
+        stop.send(()).unwrap();
+        reaper.await.unwrap();
+    }
 
     #[test]
     fn agent_ids() {

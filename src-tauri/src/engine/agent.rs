@@ -1,12 +1,45 @@
-//! The contract with the page agent (`engine/scripts/agent.js`): every operation the
-//! agent offers is a variant of [`AgentOp`] (serialised to the agent's name for it), and
-//! each request type names its operation and the type its result is read into. A unit
-//! test checks that this enum and the agent's `operations` table list the same names.
+//! The contract with the page agent (`engine/scripts/agent/`): its source, assembled from
+//! its sections; every operation the agent offers as a variant of [`AgentOp`] (serialised
+//! to the agent's name for it); and for each operation a request type that names it and
+//! the type its result is read into. A unit test checks that this enum and the assembled
+//! agent's `operations` table list the same names.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The page agent's operations, by the names `agent.js` knows them.
+/// Assembles the agent from its section files, listed once: [`AGENT_SECTIONS`] names them
+/// (for the test that none is left out) and [`AGENT_SOURCE`] is their text, concatenated
+/// at compile time.
+macro_rules! agent_sections {
+    ($($section:literal),+ $(,)?) => {
+        /// The page agent's section files in `engine/scripts/agent/`, in the order they make
+        /// one script: `prelude.js` opens the one scope they all share, `export.js` closes it.
+        #[cfg(test)]
+        const AGENT_SECTIONS: &[&str] = &[$($section),+];
+
+        /// The page agent as the engine installs it (one script, one function scope), with
+        /// its placeholders (`__MALO_SECRET__`, `__MALO_CHANNEL__`) still to be filled in.
+        pub(crate) const AGENT_SOURCE: &str = concat!($(include_str!(concat!("scripts/agent/", $section))),+);
+    };
+}
+
+agent_sections!(
+    "prelude.js",
+    "refs-and-queries.js",
+    "roles-and-names.js",
+    "selectors-and-geometry.js",
+    "snapshot.js",
+    "locate-and-actionability.js",
+    "actions-and-reads.js",
+    "file-inputs.js",
+    "login.js",
+    "drag.js",
+    "operations-and-relay.js",
+    "page-signals.js",
+    "export.js",
+);
+
+/// The page agent's operations, by the names the agent knows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AgentOp {
@@ -599,10 +632,10 @@ pub struct FrameId {
 mod tests {
     use super::*;
 
-    /// The names in the agent's `const operations = { ... }` table.
+    /// The names in the assembled agent's `const operations = { ... }` table.
     fn agent_operation_names() -> Vec<String> {
-        let source = include_str!("scripts/agent.js");
-        let start = source.find("const operations = {").expect("agent.js has an operations table");
+        let source = AGENT_SOURCE;
+        let start = source.find("const operations = {").expect("the agent has an operations table");
         let body = &source[start + "const operations = {".len()..];
         let body = &body[..body.find("};").expect("the table ends")];
         let mut names: Vec<String> = body
@@ -627,14 +660,31 @@ mod tests {
         }
     }
 
+    #[test]
+    fn every_section_file_is_assembled_into_the_agent() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine/scripts/agent");
+        let mut files: Vec<String> = std::fs::read_dir(&folder)
+            .expect("the agent's folder reads")
+            .map(|entry| entry.expect("an entry reads").file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        let mut listed: Vec<String> = AGENT_SECTIONS.iter().map(|section| section.to_string()).collect();
+        listed.sort();
+        assert_eq!(files, listed, "AGENT_SECTIONS lists every file of {} once", folder.display());
+        for section in AGENT_SECTIONS {
+            let text = std::fs::read_to_string(folder.join(section)).expect("a section reads");
+            assert!(text.starts_with("// "), "{section} starts with a comment saying what it holds");
+            assert!(text.ends_with('\n'), "{section} ends its last line, so the next section starts a line");
+        }
+        assert!(AGENT_SOURCE.contains("\n(() => {\n") && AGENT_SOURCE.ends_with("\n})();\n"), "the agent is one function scope");
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
     fn agent_scripts_parse() {
         use javascriptcore::{ContextExt, ExceptionExt};
         let context = javascriptcore::Context::new();
-        for (name, source) in
-            [("agent.js", include_str!("scripts/agent.js")), ("observe_light.js", include_str!("scripts/observe_light.js"))]
-        {
+        for (name, source) in [("the assembled agent", AGENT_SOURCE), ("observe_light.js", include_str!("scripts/observe_light.js"))] {
             // Compiled inside a function expression that never runs: a syntax check.
             let wrapped = format!("(async function () {{\n{source}\n}});");
             context.evaluate(&wrapped);

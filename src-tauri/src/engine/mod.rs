@@ -35,6 +35,8 @@ pub fn keyval(_key: &keys::Key) -> Option<u32> {
 
 pub mod agent;
 pub mod devtools;
+#[cfg(test)]
+pub(crate) mod fake;
 pub mod keys;
 pub mod main_thread;
 pub mod png;

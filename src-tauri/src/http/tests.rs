@@ -2,7 +2,6 @@
 //! nothing renders). Browser behaviour is proven by the end-to-end tests, not here.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -12,72 +11,22 @@ use serde_json::{json, Value};
 use tower::ServiceExt;
 
 use super::{broker_router, lease_router};
-use crate::broker::{Broker, LeaseServerSpawner};
-use crate::config::Settings;
-use crate::engine::{Command, EngineHandle};
-use crate::error::Error;
+use crate::broker::testing::test_broker;
+use crate::broker::Broker;
+use crate::testing::TempDir;
 use crate::tools::ToolRegistry;
 
 const BROKER_PORT: u16 = 7410;
-
-/// Answers what a session's life needs; everything else is refused, so a test that
-/// reaches the page by mistake fails loudly.
-fn fake_engine() -> EngineHandle {
-    let (engine, mut queue) = EngineHandle::channel();
-    tokio::spawn(async move {
-        while let Some(queued) = queue.receiver.recv().await {
-            queued.ticket.start();
-            match queued.command {
-                Command::Open { spec, reply } => {
-                    spec.tabs.open(None, true);
-                    drop(reply.send(Ok(())))
-                }
-                Command::Close { reply, .. } => drop(reply.send(Ok(()))),
-                Command::CloseAll { reply } => drop(reply.send(())),
-                Command::Page { reply, .. } => drop(reply.send(Err(Error::internal("the fake engine has no pages")))),
-                _ => {}
-            }
-        }
-    });
-    engine
-}
 
 struct Wire {
     broker: Arc<Broker>,
     _dir: TempDir,
 }
 
-struct TempDir(std::path::PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 impl Wire {
     fn new() -> Wire {
-        let dir = std::env::temp_dir().join(format!("malo-http-test-{}", crate::secret::random_hex(6)));
-        // Lease ports are bound for real (any free port); requests go to the routers
-        // directly, so no server runs on them.
-        let settings = Settings {
-            daemon_port: BROKER_PORT,
-            port_min: 0,
-            port_max: 0,
-            lease_ttl: Duration::from_secs(60),
-            session_idle: Duration::from_secs(60),
-            max_sessions: 2,
-            max_download_bytes: 1 << 20,
-            data_dir: dir.clone(),
-        };
-        let no_server: LeaseServerSpawner = Arc::new(|listener, _lease, shutdown| {
-            tokio::spawn(async move {
-                shutdown.await;
-                drop(listener);
-            })
-        });
-        let broker = Arc::new(Broker::new(settings, fake_engine(), no_server, Arc::default(), None));
-        Wire { broker, _dir: TempDir(dir) }
+        let (broker, dir) = test_broker(|settings| settings.daemon_port = BROKER_PORT);
+        Wire { broker, _dir: dir }
     }
 
     fn broker_token(&self) -> String {

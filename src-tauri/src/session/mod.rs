@@ -12,9 +12,10 @@ pub use table::{remove_dir_eventually, CreateSession, Owner, SessionLimits, Sess
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
+use tokio::time::Instant;
 
 use crate::engine::{EngineHandle, TabAddress};
 use crate::events::EventLog;
@@ -94,7 +95,7 @@ pub struct Session {
     waiting: Mutex<Option<String>>,
     /// Notified when the session starts or stops waiting for a person (the tray listens).
     changed: Arc<tokio::sync::Notify>,
-    // A std mutex: a timestamp copy.
+    // A std mutex: a timestamp copy. Tokio's clock, so that tests can pause and advance it.
     last_used: Mutex<Instant>,
     /// Tool calls running now: a session is never idle while one runs.
     running: std::sync::atomic::AtomicUsize,

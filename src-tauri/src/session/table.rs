@@ -2,12 +2,13 @@
 //! and close the idle ones.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Deserialize;
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use super::{Session, SessionDirs};
 use crate::engine::{EngineHandle, SessionSpec};
@@ -27,7 +28,7 @@ const VIEWPORT_MAX: u32 = 4096;
 const VIEWPORT_RANGE: std::ops::RangeInclusive<u32> = VIEWPORT_MIN..=VIEWPORT_MAX;
 
 /// `POST /v1/sessions` body.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSession {
     /// A name for people and logs (default `session`).
@@ -102,6 +103,27 @@ pub struct SessionServices {
     /// What session proxies share; `None` runs sessions without a proxy (no capture,
     /// no interception: for tests of the wire only).
     pub proxy: Option<Arc<ProxyServices>>,
+}
+
+impl SessionServices {
+    /// The services of a daemon whose data directory is `data_dir` (its profiles and its
+    /// vault's index live there); `changed` is notified when sessions, tabs or windows change.
+    pub fn new(
+        engine: EngineHandle,
+        seq: Arc<SeqCounter>,
+        changed: Arc<Notify>,
+        data_dir: &Path,
+        proxy: Option<Arc<ProxyServices>>,
+    ) -> SessionServices {
+        SessionServices {
+            engine,
+            seq,
+            changed,
+            profiles: Arc::new(super::ProfileStore::new(data_dir.join("profiles"))),
+            vault: Arc::new(crate::vault::Vault::new(data_dir)),
+            proxy,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -364,5 +386,56 @@ pub fn remove_dir_eventually(dir: PathBuf) {
             tokio::time::sleep(Duration::from_millis(1500)).await;
             let _ = tokio::fs::remove_dir_all(&dir).await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TempDir;
+
+    /// The idle limit of these tests (the daemon's default).
+    const IDLE: Duration = Duration::from_secs(300);
+    const SECOND: Duration = Duration::from_secs(1);
+
+    /// A lease's table of sessions over the fake engine, in a fresh data directory.
+    fn table_over_fake_engine() -> (SessionTable, TempDir) {
+        let data_dir = TempDir::new("malo-session-test");
+        let services = SessionServices::new(crate::engine::fake::fake_engine(), Arc::default(), Arc::default(), data_dir.path(), None);
+        let owner =
+            Owner { lease_id: "lease-test".into(), agent_id: "agent".into(), lease_dir: data_dir.path().join("leases").join("lease-test") };
+        (SessionTable::new(owner, SessionLimits { max_sessions: 2, max_download_bytes: 1 << 20 }, services), data_dir)
+    }
+
+    /// Checks that, counted from now, `session` outlasts `close_idle` a second short of the
+    /// idle limit and is closed by it at the limit.
+    async fn closes_at_the_idle_limit(table: &SessionTable, session: &Session) {
+        tokio::time::advance(IDLE - SECOND).await;
+        table.close_idle(IDLE).await;
+        assert!(table.get(&session.id).is_ok(), "a second short of the limit, the session stays");
+        tokio::time::advance(SECOND).await;
+        table.close_idle(IDLE).await;
+        assert!(table.is_empty(), "idle for the limit, the session closes");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_session_closes_after_the_idle_limit() {
+        let (table, _data_dir) = table_over_fake_engine();
+        let session = table.create(CreateSession::default()).await.unwrap();
+        closes_at_the_idle_limit(&table, &session).await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_session_is_not_idle_while_a_call_is_in_flight() {
+        let (table, _data_dir) = table_over_fake_engine();
+        let session = table.create(CreateSession::default()).await.unwrap();
+        let call = session.in_use();
+        tokio::time::advance(IDLE * 3).await;
+        table.close_idle(IDLE).await;
+        assert!(table.get(&session.id).is_ok(), "a call in flight for three idle limits keeps the session open");
+        assert_eq!(session.idle_for(), Duration::ZERO);
+        // The call's end is a use: the idle clock starts from it, not from the call's start.
+        drop(call);
+        closes_at_the_idle_limit(&table, &session).await;
     }
 }

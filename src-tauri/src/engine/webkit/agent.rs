@@ -1,4 +1,4 @@
-//! Calling the page agent (`engine/scripts/agent.js`) in any frame of a tab.
+//! Calling the page agent (`engine/scripts/agent/`) in any frame of a tab.
 //!
 //! The main frame is called directly in the isolated world. A child frame is reached by
 //! asking the main frame's agent to relay the operation down the frame tree; the child's
@@ -10,11 +10,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::tab::{Tab, TabScripts};
-use crate::engine::agent::AgentOp;
+use crate::engine::agent::{AgentOp, AGENT_SOURCE};
 use crate::error::{Error, ErrorCode, Result};
-
-/// The agent's source, with the session's secret still to be filled in.
-pub(super) const AGENT_SOURCE: &str = include_str!("../scripts/agent.js");
 
 /// How long a child frame may take to answer a relayed operation.
 const FRAME_TIMEOUT: Duration = Duration::from_secs(5);
