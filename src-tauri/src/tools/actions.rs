@@ -7,7 +7,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::page::{self, actionable, agent, ElementTarget, Needs};
+use super::outcome;
+use super::page_agent::{self, agent};
+use super::targeting::{self, actionable, ElementTarget, Needs};
 use super::{millis, Tool, ToolContext};
 use crate::engine::agent::{Fill, Focus, Html5Drag, Locate, Probe, ScrollBy, Select, SetValue};
 use crate::engine::keys::{self, Chord, ModifierKey};
@@ -22,7 +24,7 @@ where
 {
     match action(context.clone()).await {
         Ok(value) => Ok(value),
-        Err(error) => Err(page::with_failure_screenshot(&context, name, error).await),
+        Err(error) => Err(outcome::with_failure_screenshot(&context, name, error).await),
     }
 }
 
@@ -74,7 +76,7 @@ async fn click(context: ToolContext, input: ClickInput) -> Result<Value> {
     if !(1..=3).contains(&count) {
         return Err(Error::bad_request("click_count must be 1, 2 or 3"));
     }
-    let settle = page::settle_budget(input.settle_ms)?;
+    let settle = outcome::settle_budget(input.settle_ms)?;
     let timeout = actionable_timeout(input.timeout_ms)?;
     let element = target(&input.element_ref, &input.selector);
     let needs = Needs { stable: true, enabled: true, editable: false };
@@ -85,14 +87,14 @@ async fn click(context: ToolContext, input: ClickInput) -> Result<Value> {
         events.push(InputEvent::MouseDown { x, y, button: input.button, modifiers });
         events.push(InputEvent::MouseUp { x, y, button: input.button, modifiers });
     }
-    let event_mark = page::event_mark(&context);
-    let load_mark = page::input(&context, events).await?;
-    page::finish(&context, "click", described, load_mark, event_mark, settle).await
+    let event_mark = outcome::event_mark(&context);
+    let load_mark = page_agent::input(&context, events).await?;
+    outcome::finish(&context, "click", described, load_mark, event_mark, settle).await
 }
 
 /// How long an action waits for its element (`timeout_ms`, default 5000).
 fn actionable_timeout(timeout_ms: Option<u64>) -> Result<std::time::Duration> {
-    millis(timeout_ms, page::ACTIONABLE_TIMEOUT.as_millis() as u64, 120_000, "timeout_ms")
+    millis(timeout_ms, targeting::ACTIONABLE_TIMEOUT.as_millis() as u64, 120_000, "timeout_ms")
 }
 
 /// The point to act at: given coordinates, or the centre of an actionable element.
@@ -151,14 +153,14 @@ pub(crate) struct HoverInput {
 }
 
 async fn hover(context: ToolContext, input: HoverInput) -> Result<Value> {
-    let settle = page::settle_budget(input.settle_ms)?;
+    let settle = outcome::settle_budget(input.settle_ms)?;
     let timeout = actionable_timeout(input.timeout_ms)?;
     let element = target(&input.element_ref, &input.selector);
     let needs = Needs { stable: true, ..Needs::default() };
     let (x, y, described) = point_or_element(&context, &element, input.x, input.y, needs, timeout).await?;
-    let event_mark = page::event_mark(&context);
-    let load_mark = page::input(&context, vec![InputEvent::MouseMove { x, y, modifiers: Modifiers::default() }]).await?;
-    page::finish(&context, "hover", described, load_mark, event_mark, settle).await
+    let event_mark = outcome::event_mark(&context);
+    let load_mark = page_agent::input(&context, vec![InputEvent::MouseMove { x, y, modifiers: Modifiers::default() }]).await?;
+    outcome::finish(&context, "hover", described, load_mark, event_mark, settle).await
 }
 
 // ---- fill --------------------------------------------------------------------------------
@@ -193,13 +195,13 @@ pub(crate) struct FillInput {
 const PICKER_TYPES: [&str; 7] = ["date", "time", "datetime-local", "month", "week", "color", "range"];
 
 async fn fill(context: ToolContext, input: FillInput) -> Result<Value> {
-    let settle = page::settle_budget(input.settle_ms)?;
+    let settle = outcome::settle_budget(input.settle_ms)?;
     let timeout = actionable_timeout(input.timeout_ms)?;
     let element = target(&input.element_ref, &input.selector);
     let located = actionable(&context, &element, Needs { enabled: true, editable: true, ..Needs::default() }, timeout).await?;
     let kind = located.info.input_type.clone().unwrap_or_default();
-    let event_mark = page::event_mark(&context);
-    let load_mark = page::input(&context, Vec::new()).await?;
+    let event_mark = outcome::event_mark(&context);
+    let load_mark = page_agent::input(&context, Vec::new()).await?;
     if !located.info.editable {
         if kind == "file" {
             return Err(Error::new(ErrorCode::Unsupported, "file inputs take files, not text: use set_file_input {files: [paths]}")
@@ -209,13 +211,13 @@ async fn fill(context: ToolContext, input: FillInput) -> Result<Value> {
             return Err(Error::bad_request(format!("{} does not take typed text; use click, select or check", located.describe())));
         }
         let set = agent(&context, &located.frame, &SetValue { target: located.address(), text: input.text }).await?;
-        let mut result = page::finish_with(&context, "fill", located.summary(), load_mark, event_mark, settle, false).await?;
+        let mut result = outcome::finish_with(&context, "fill", located.summary(), load_mark, event_mark, settle, false).await?;
         result["value"] = json!(set.value);
         return Ok(result);
     }
     let fill = Fill { target: located.address(), text: input.text, clear: input.clear.unwrap_or(true) };
     let filled = agent(&context, &located.frame, &fill).await?;
-    let mut result = page::finish_with(&context, "fill", located.summary(), load_mark, event_mark, settle, false).await?;
+    let mut result = outcome::finish_with(&context, "fill", located.summary(), load_mark, event_mark, settle, false).await?;
     // What the field holds now (passwords stay "[redacted]").
     result["value"] = json!(filled.value);
     Ok(result)
@@ -266,11 +268,11 @@ async fn focus_target(context: &ToolContext, element: &ElementTarget, timeout: s
 }
 
 async fn press(context: ToolContext, input: PressInput) -> Result<Value> {
-    let settle = page::settle_budget(input.settle_ms)?;
+    let settle = outcome::settle_budget(input.settle_ms)?;
     let timeout = actionable_timeout(input.timeout_ms)?;
     let chord = keys::parse_chord(&input.key, &input.modifiers)?;
     let described = focus_target(&context, &target(&input.element_ref, &input.selector), timeout).await?;
-    let event_mark = page::event_mark(&context);
+    let event_mark = outcome::event_mark(&context);
     let load_mark = if chord.modifiers.contains(&ModifierKey::Meta) {
         let shift = chord.modifiers.contains(&ModifierKey::Shift);
         let command = match (chord.key.key.to_ascii_lowercase().as_str(), shift) {
@@ -289,9 +291,9 @@ async fn press(context: ToolContext, input: PressInput) -> Result<Value> {
         };
         context.ask(TabRequest::Editing { command }).await?
     } else {
-        page::input(&context, chord_events(&chord)?).await?
+        page_agent::input(&context, chord_events(&chord)?).await?
     };
-    let mut result = page::finish(&context, "press", described, load_mark, event_mark, settle).await?;
+    let mut result = outcome::finish(&context, "press", described, load_mark, event_mark, settle).await?;
     result["key"] = json!(input.key);
     Ok(result)
 }
@@ -362,7 +364,7 @@ pub(crate) struct TypeInput {
 /// (keypress,) input and keyup, with Shift held for the characters that need it. For pages
 /// that listen to keys rather than to `input`.
 async fn type_text(context: ToolContext, input: TypeInput) -> Result<Value> {
-    let settle = page::settle_budget(input.settle_ms)?;
+    let settle = outcome::settle_budget(input.settle_ms)?;
     let timeout = actionable_timeout(input.timeout_ms)?;
     let delay = millis(input.delay_ms, 0, 1000, "delay_ms")?;
     if input.text.chars().count() > MAX_TYPED_CHARS {
@@ -380,24 +382,24 @@ async fn type_text(context: ToolContext, input: TypeInput) -> Result<Value> {
     }
     let element = target(&input.element_ref, &input.selector);
     let described = focus_target(&context, &element, timeout).await?;
-    let event_mark = page::event_mark(&context);
+    let event_mark = outcome::event_mark(&context);
     let load_mark = if delay.is_zero() {
-        page::input(&context, strokes.into_iter().flatten().collect()).await?
+        page_agent::input(&context, strokes.into_iter().flatten().collect()).await?
     } else {
         let mut mark = None;
         for (index, events) in strokes.into_iter().enumerate() {
             if index > 0 {
                 tokio::time::sleep(delay).await;
             }
-            let sent = page::input(&context, events).await?;
+            let sent = page_agent::input(&context, events).await?;
             mark.get_or_insert(sent);
         }
         match mark {
             Some(mark) => mark,
-            None => page::input(&context, Vec::new()).await?,
+            None => page_agent::input(&context, Vec::new()).await?,
         }
     };
-    let mut result = page::finish(&context, "type", described, load_mark, event_mark, settle).await?;
+    let mut result = outcome::finish(&context, "type", described, load_mark, event_mark, settle).await?;
     result["typed_chars"] = json!(input.text.chars().count());
     Ok(result)
 }
@@ -464,7 +466,7 @@ impl OneOrMany {
 }
 
 async fn select(context: ToolContext, input: SelectInput) -> Result<Value> {
-    let settle = page::settle_budget(input.settle_ms)?;
+    let settle = outcome::settle_budget(input.settle_ms)?;
     let timeout = actionable_timeout(input.timeout_ms)?;
     let (values, by) = match (input.value, input.label, input.index) {
         (Some(value), None, None) => (value.into_vec(), "value"),
@@ -475,10 +477,10 @@ async fn select(context: ToolContext, input: SelectInput) -> Result<Value> {
     };
     let located =
         actionable(&context, &target(&input.element_ref, &input.selector), Needs { enabled: true, ..Needs::default() }, timeout).await?;
-    let event_mark = page::event_mark(&context);
-    let load_mark = page::input(&context, Vec::new()).await?;
+    let event_mark = outcome::event_mark(&context);
+    let load_mark = page_agent::input(&context, Vec::new()).await?;
     let selected = agent(&context, &located.frame, &Select { target: located.address(), values, by }).await?;
-    let mut result = page::finish(&context, "select", located.summary(), load_mark, event_mark, settle).await?;
+    let mut result = outcome::finish(&context, "select", located.summary(), load_mark, event_mark, settle).await?;
     result["selected"] = selected["selected"].clone();
     Ok(result)
 }
@@ -506,11 +508,11 @@ pub(crate) struct CheckInput {
 
 async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> Result<Value> {
     let name = if wanted { "check" } else { "uncheck" };
-    let settle = page::settle_budget(input.settle_ms)?;
+    let settle = outcome::settle_budget(input.settle_ms)?;
     let timeout = actionable_timeout(input.timeout_ms)?;
-    page::input(&context, Vec::new()).await?;
+    page_agent::input(&context, Vec::new()).await?;
     let element = target(&input.element_ref, &input.selector);
-    let located = page::locate(&context, &element, true).await?;
+    let located = targeting::locate(&context, &element, true).await?;
     let Some(checked) = located.info.checked else {
         return Err(Error::bad_request(format!("{name} works on checkboxes, radios and switches")));
     };
@@ -525,9 +527,9 @@ async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> R
         InputEvent::MouseDown { x, y, button: MouseButton::Left, modifiers },
         InputEvent::MouseUp { x, y, button: MouseButton::Left, modifiers },
     ];
-    let event_mark = page::event_mark(&context);
-    let load_mark = page::input(&context, events).await?;
-    let mut result = page::finish(&context, name, located.summary(), load_mark, event_mark, settle).await?;
+    let event_mark = outcome::event_mark(&context);
+    let load_mark = page_agent::input(&context, events).await?;
+    let mut result = outcome::finish(&context, name, located.summary(), load_mark, event_mark, settle).await?;
     let after = agent(&context, &located.frame, &Locate { target: located.address(), scroll: false, stable: false }).await?;
     let now = after.checked.unwrap_or(checked);
     if now != wanted {
@@ -538,26 +540,14 @@ async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> R
     Ok(result)
 }
 
-/// Input of `focus` and `scroll_into_view`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ElementInput {
-    /// The element: a ref from snapshot (e.g. e12).
-    #[serde(default, rename = "ref")]
-    element_ref: Option<String>,
-    /// The element: a CSS selector (` >>> ` pierces open shadow roots).
-    #[serde(default)]
-    selector: Option<String>,
-}
-
-async fn focus(context: ToolContext, input: ElementInput) -> Result<Value> {
-    let located = page::locate(&context, &target(&input.element_ref, &input.selector), true).await?;
+async fn focus(context: ToolContext, input: ElementTarget) -> Result<Value> {
+    let located = targeting::locate(&context, &input, true).await?;
     let focused = agent(&context, &located.frame, &Focus { target: located.address() }).await?;
     Ok(json!({ "action": "focus", "ok": true, "target": located.summary(), "focused": focused.focused }))
 }
 
-async fn scroll_into_view(context: ToolContext, input: ElementInput) -> Result<Value> {
-    let located = page::locate(&context, &target(&input.element_ref, &input.selector), true).await?;
+async fn scroll_into_view(context: ToolContext, input: ElementTarget) -> Result<Value> {
+    let located = targeting::locate(&context, &input, true).await?;
     let (width, height) = (located.info.w, located.info.h);
     Ok(json!({ "action": "scroll_into_view", "ok": true, "target": located.summary(),
         "box": { "x": located.x - width / 2.0, "y": located.y - height / 2.0, "w": width, "h": height },
@@ -621,7 +611,7 @@ pub(crate) struct DragInput {
 }
 
 async fn drag(context: ToolContext, input: DragInput) -> Result<Value> {
-    let settle = page::settle_budget(input.settle_ms)?;
+    let settle = outcome::settle_budget(input.settle_ms)?;
     let timeout = actionable_timeout(input.timeout_ms)?;
     let from_target = target(&input.from.element_ref, &input.from.selector);
     let needs = Needs { stable: true, enabled: true, editable: false };
@@ -629,14 +619,14 @@ async fn drag(context: ToolContext, input: DragInput) -> Result<Value> {
     let to_target = target(&input.to.element_ref, &input.to.selector);
     let needs = Needs { stable: true, ..Needs::default() };
     let (to_x, to_y, to) = point_or_element(&context, &to_target, input.to.x, input.to.y, needs, timeout).await?;
-    let event_mark = page::event_mark(&context);
+    let event_mark = outcome::event_mark(&context);
     const STEPS: u32 = 8;
     // A draggable element (draggable="true", links, images) is an HTML5 drag: played in
     // the page, since WebKit would hand it to the native drag of the real screen.
     let html5 = agent(&context, &[], &Html5Drag { from_x, from_y, to_x, to_y, steps: STEPS }).await?;
     if html5["html5"] == true {
-        let load_mark = page::input(&context, Vec::new()).await?;
-        let mut result = page::finish(&context, "drag", json!({ "from": from, "to": to }), load_mark, event_mark, settle).await?;
+        let load_mark = page_agent::input(&context, Vec::new()).await?;
+        let mut result = outcome::finish(&context, "drag", json!({ "from": from, "to": to }), load_mark, event_mark, settle).await?;
         for field in ["html5", "selection", "started", "dropped", "drop_target", "reason"] {
             if !html5[field].is_null() {
                 result[field] = html5[field].clone();
@@ -658,12 +648,12 @@ async fn drag(context: ToolContext, input: DragInput) -> Result<Value> {
         })
         .collect();
     let release = vec![InputEvent::MouseUp { x: to_x, y: to_y, button: MouseButton::Left, modifiers }];
-    let load_mark = page::input(&context, press).await?;
+    let load_mark = page_agent::input(&context, press).await?;
     for batch in [moves, release] {
         tokio::time::sleep(std::time::Duration::from_millis(30)).await;
-        page::input(&context, batch).await?;
+        page_agent::input(&context, batch).await?;
     }
-    page::finish(&context, "drag", json!({ "from": from, "to": to }), load_mark, event_mark, settle).await
+    outcome::finish(&context, "drag", json!({ "from": from, "to": to }), load_mark, event_mark, settle).await
 }
 
 // ---- wait_for, sleep ---------------------------------------------------------------------------
@@ -710,7 +700,7 @@ async fn wait_for(context: ToolContext, input: WaitForInput) -> Result<Value> {
     let begun = std::time::Instant::now();
     let probe_request = Probe { selector: input.selector.clone(), text: input.text.clone() };
     let state = input.state;
-    let found = page::poll(timeout, || {
+    let found = page_agent::poll(timeout, || {
         let context = context.clone();
         let probe_request = probe_request.clone();
         async move {
@@ -774,11 +764,11 @@ pub(super) fn tools() -> Vec<Tool> {
         Tool::page("uncheck", "Uncheck a checkbox or switch (a click, only if it is checked).",
             |context, input: CheckInput| act(context, "uncheck", move |context| set_checked(context, input, false))),
         Tool::page("focus", "Give an element keyboard focus.",
-            |context, input: ElementInput| act(context, "focus", move |context| focus(context, input))),
+            |context, input: ElementTarget| act(context, "focus", move |context| focus(context, input))),
         Tool::page("scroll", "Scroll the page by dx, dy pixels.",
             |context, input: ScrollInput| act(context, "scroll", move |context| scroll(context, input))),
         Tool::page("scroll_into_view", "Scroll until an element is in the middle of the viewport.",
-            |context, input: ElementInput| act(context, "scroll_into_view", move |context| scroll_into_view(context, input))),
+            |context, input: ElementTarget| act(context, "scroll_into_view", move |context| scroll_into_view(context, input))),
         Tool::page("drag", "Drag from `from` to `to`: press the mouse, move in steps, release (trusted mouse events). When `from` is something the browser drags itself (a draggable=true element, a link, an image, selected text), plays the HTML5 drag-and-drop events in the page instead (text dropped on a field goes in) and answers `html5: true` with `dropped` and `drop_target`.",
             |context, input: DragInput| act(context, "drag", move |context| drag(context, input))),
         // Waiting only looks at the page: other calls on the tab go on meanwhile.

@@ -8,7 +8,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::page::{agent, failure_screenshot};
+use super::outcome::failure_screenshot;
+use super::page_agent::agent;
 use super::{millis, Tool, ToolContext};
 use crate::engine::agent::{Probe, ProbeState};
 use crate::error::{Error, ErrorCode, Result};

@@ -14,7 +14,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::page::{self, agent, check_actionable, locate, ElementTarget};
+use super::outcome::failure_screenshot;
+use super::page_agent::{self, agent};
+use super::targeting::{check_actionable, locate, ElementTarget};
 use super::{millis, Tool, ToolContext};
 use crate::engine::agent::{ElementAddress, Fill, LoginForm, LoginState};
 use crate::engine::{InputEvent, Modifiers, MouseButton, TabRequest, WatchChange};
@@ -154,7 +156,7 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
             let located = locate(context, &reference(submit), true).await?;
             check_actionable(&located, true)?;
             let (x, y, modifiers) = (located.x, located.y, Modifiers::default());
-            page::input(
+            page_agent::input(
                 context,
                 vec![
                     InputEvent::MouseMove { x, y, modifiers },
@@ -167,7 +169,7 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
         None => {
             let enter = crate::engine::keys::resolve("Enter", false).and_then(|key| crate::engine::keyval(&key)).unwrap_or(0);
             let stroke = crate::engine::KeyStroke { keyval: enter, modifiers: Modifiers::default() };
-            page::input(context, vec![InputEvent::KeyDown(stroke), InputEvent::KeyUp(stroke)]).await?;
+            page_agent::input(context, vec![InputEvent::KeyDown(stroke), InputEvent::KeyUp(stroke)]).await?;
         }
     }
 
@@ -218,7 +220,7 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
             return Ok(outcome(true, "success", Some(signal)));
         }
         if begun.elapsed() >= timeout {
-            let _ = page::failure_screenshot(context, "login").await;
+            let _ = failure_screenshot(context, "login").await;
             return Ok(outcome(false, "timeout", None));
         }
     }

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{millis, page, Tool, ToolContext};
+use super::{millis, outcome, Tool, ToolContext};
 use crate::engine::{NavigationReport, TabRequest};
 use crate::error::{Error, Result};
 
@@ -48,7 +48,7 @@ pub(super) fn tool() -> Tool {
             let url = crate::urls::check_navigation_url(&input.url)?;
             let timeout = millis(input.timeout_ms, 30_000, 120_000, "timeout_ms")?;
             let settle = millis(input.settle_ms, 3_000, 60_000, "settle_ms")?;
-            let mark = page::event_mark(&context);
+            let mark = outcome::event_mark(&context);
             match context.ask(TabRequest::Navigate { url: url.to_string(), timeout, settle }).await {
                 Ok(navigation) => output(&context, navigation),
                 Err(error) => became_download(&context, mark, error).await,
@@ -65,10 +65,10 @@ pub(super) fn output(context: &ToolContext, navigation: NavigationReport) -> Res
 
 /// A load that failed because its response became a download is not an error: the page
 /// stays, and the answer names the download. Any other failure stays the error it is.
-async fn became_download(context: &ToolContext, mark: page::ActionMark, error: Error) -> Result<NavigateOutput> {
+async fn became_download(context: &ToolContext, mark: outcome::ActionMark, error: Error) -> Result<NavigateOutput> {
     let report: Option<NavigationReport> = serde_json::from_value(error.details["navigation"].clone()).ok();
-    let Some(report) = report.filter(page::is_download_interruption) else { return Err(error) };
-    let downloads = page::downloads_since(context, mark, &Some(report.clone())).await;
+    let Some(report) = report.filter(outcome::is_download_interruption) else { return Err(error) };
+    let downloads = outcome::downloads_since(context, mark, &Some(report.clone())).await;
     if downloads.is_empty() {
         return Err(error);
     }

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::page::agent;
+use super::page_agent::agent;
 use super::{at_most, Tool, ToolContext};
 use crate::engine::agent::Extract;
 use crate::engine::TabRequest;

@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::page::agent;
+use super::page_agent::agent;
 use super::{Presentation, Tool, ToolContext};
 use crate::engine::agent::Snapshot;
 use crate::error::{Error, Result};

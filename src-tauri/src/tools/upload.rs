@@ -10,7 +10,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::page::{agent, parse_ref};
+use super::page_agent::agent;
+use super::targeting::parse_ref;
 use super::{Tool, ToolContext};
 use crate::engine::agent::{ElementAddress, FileInput, FileInputState, FrameOf, OpenFileChooser};
 use crate::engine::TabRequest;
