@@ -8,9 +8,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::limits::ASSERT_TIMEOUT_MS;
 use super::outcome::failure_screenshot;
 use super::page_agent::agent;
-use super::{millis, Tool, ToolContext};
+use super::{Tool, ToolContext};
 use crate::engine::agent::{Probe, ProbeState};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -41,7 +42,7 @@ pub(crate) struct AssertInput {
     selector: Option<String>,
     /// Retry until this many ms have passed (default 5000, max 60000).
     #[serde(default)]
-    #[schemars(range(max = 60000))]
+    #[schemars(range(max = ASSERT_TIMEOUT_MS.max))]
     timeout_ms: Option<u64>,
 }
 
@@ -59,7 +60,7 @@ pub(super) fn tool() -> Tool {
             {
                 return Err(Error::bad_request("give at least one check: visible, hidden, text, value, url or count"));
             }
-            let timeout = millis(input.timeout_ms, 5000, 60_000, "timeout_ms")?;
+            let timeout = ASSERT_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
             run(&context, &input, timeout).await
         },
     )

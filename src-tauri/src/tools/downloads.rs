@@ -8,10 +8,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{at_most, Tool, ToolContext};
+use super::limits::LIST_DOWNLOADS_LIMIT;
+use super::{Tool, ToolContext};
 use crate::engine::SessionRequest;
 use crate::error::{Error, ErrorCode, Result};
-use crate::state::downloads::{DownloadBehavior, DownloadPolicy, DownloadStatus, MAX_DOWNLOAD_RECORDS};
+use crate::state::downloads::{DownloadBehavior, DownloadPolicy, DownloadStatus};
 
 /// Input of `set_download_behavior`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -73,7 +74,7 @@ pub(super) fn tools() -> Vec<Tool> {
             "list_downloads",
             "List the session's recent downloads, newest first (at most 100 are kept): id, tab, url, suggested and saved name, status (started, in_progress, completed, canceled, denied, failed), bytes, MIME type, sha256 when completed, times, error.",
             |context: ToolContext, input: ListDownloadsInput| async move {
-                let limit = at_most(input.limit, 20, MAX_DOWNLOAD_RECORDS, "limit")?;
+                let limit = LIST_DOWNLOADS_LIMIT.read(input.limit, "limit")?;
                 if limit == 0 {
                     return Err(Error::bad_request("limit must be at least 1"));
                 }

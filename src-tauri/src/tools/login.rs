@@ -14,10 +14,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::limits::{LOGIN_PASSWORD_TIMEOUT_MS, LOGIN_TIMEOUT_MAX_MS, LOGIN_WATCH_TIMEOUT_MS};
 use super::outcome::failure_screenshot;
 use super::page_agent::{self, agent};
 use super::targeting::{check_actionable, locate, ElementTarget};
-use super::{millis, Tool, ToolContext};
+use super::{Tool, ToolContext};
 use crate::engine::agent::{ElementAddress, Fill, LoginForm, LoginState};
 use crate::engine::{InputEvent, Modifiers, MouseButton, TabRequest, WatchChange};
 use crate::error::{Error, Result};
@@ -89,7 +90,7 @@ pub(crate) struct LoginInput {
     /// How long to wait for the outcome in ms (default 15000 for password, 180000 for
     /// watch; max 600000). A watch that times out leaves the window open for the person.
     #[serde(default)]
-    #[schemars(range(max = 600000))]
+    #[schemars(range(max = LOGIN_TIMEOUT_MAX_MS))]
     timeout_ms: Option<u64>,
 }
 
@@ -107,7 +108,7 @@ pub(super) fn tool() -> Tool {
 }
 
 async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<Value> {
-    let timeout = millis(input.timeout_ms, 15_000, 600_000, "timeout_ms")?;
+    let timeout = LOGIN_PASSWORD_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
     match (&input.password, input.credential.take()) {
         (Some(_), None) => {}
         (None, Some(name)) => {
@@ -232,7 +233,7 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
     if input.password.is_some() || input.credential.is_some() || input.username.is_some() {
         return Err(Error::bad_request("watch mode takes no credentials: the person types them"));
     }
-    let timeout = millis(input.timeout_ms, 180_000, 600_000, "timeout_ms")?;
+    let timeout = LOGIN_WATCH_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
     let session = &context.session;
     let tab = context.tab()?.clone();
     let find_form = LoginForm { username_selector: None, password_selector: input.password_selector.clone(), submit_selector: None };

@@ -13,6 +13,7 @@ mod dialog;
 mod downloads;
 mod events;
 mod history;
+mod limits;
 mod login;
 mod navigate;
 mod network;
@@ -447,18 +448,15 @@ pub(crate) fn whole_floats_to_integers(value: &mut Value) {
     }
 }
 
-/// Clamps an optional millisecond value to `[0, max]`, with a default.
+/// An optional millisecond input with its default, refused above `max` (see
+/// [`limits::Bounded::millis`], which names the numbers once).
 pub(crate) fn millis(value: Option<u64>, default: u64, max: u64, field: &str) -> Result<std::time::Duration> {
-    at_most(value, default, max, field).map(std::time::Duration::from_millis)
+    limits::Bounded { default, max }.millis(value, field)
 }
 
-/// An optional input with its default, refused above `max`.
+/// An optional input with its default, refused above `max` (see [`limits::Bounded::read`]).
 pub(crate) fn at_most<T: PartialOrd + Copy + std::fmt::Display>(value: Option<T>, default: T, max: T, field: &str) -> Result<T> {
-    let value = value.unwrap_or(default);
-    if value > max {
-        return Err(Error::bad_request(format!("{field} must be at most {max}")));
-    }
-    Ok(value)
+    limits::Bounded { default, max }.read(value, field)
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{millis, outcome, Tool, ToolContext};
+use super::limits::{LOAD_TIMEOUT_MS, NAVIGATION_SETTLE_MS};
+use super::{outcome, Tool, ToolContext};
 use crate::engine::{NavigationReport, TabRequest};
 use crate::error::{Error, Result};
 
@@ -15,11 +16,11 @@ pub(crate) struct NavigateInput {
     pub url: String,
     /// Upper bound in ms for waiting, after load, until the DOM and network are quiet (default 3000, max 60000).
     #[serde(default)]
-    #[schemars(range(max = 60000))]
+    #[schemars(range(max = NAVIGATION_SETTLE_MS.max))]
     pub settle_ms: Option<u64>,
     /// Upper bound in ms for the load itself (default 30000, max 120000).
     #[serde(default)]
-    #[schemars(range(max = 120000))]
+    #[schemars(range(max = LOAD_TIMEOUT_MS.max))]
     pub timeout_ms: Option<u64>,
 }
 
@@ -46,8 +47,8 @@ pub(super) fn tool() -> Tool {
         "Open an http(s) URL in the session and wait until it has loaded and the DOM and network are quiet (up to settle_ms). Reports http_status, net_error and settle details.",
         |context: ToolContext, input: NavigateInput| async move {
             let url = crate::urls::check_navigation_url(&input.url)?;
-            let timeout = millis(input.timeout_ms, 30_000, 120_000, "timeout_ms")?;
-            let settle = millis(input.settle_ms, 3_000, 60_000, "settle_ms")?;
+            let timeout = LOAD_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
+            let settle = NAVIGATION_SETTLE_MS.millis(input.settle_ms, "settle_ms")?;
             let mark = outcome::event_mark(&context);
             match context.ask(TabRequest::Navigate { url: url.to_string(), timeout, settle }).await {
                 Ok(navigation) => output(&context, navigation),

@@ -6,7 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{at_most, Presentation, Tool, ToolContext};
+use super::limits::OBSERVE_MAX_CHARS;
+use super::{Presentation, Tool, ToolContext};
 use crate::engine::{Frame, TabRequest};
 use crate::error::{Error, Result};
 
@@ -32,7 +33,7 @@ pub(crate) struct ObserveInput {
     pub mode: ObserveMode,
     /// Characters of visible text in the summary (0-100000, default 2000).
     #[serde(default)]
-    #[schemars(range(max = 100000))]
+    #[schemars(range(max = OBSERVE_MAX_CHARS.max))]
     pub max_chars: Option<usize>,
 }
 
@@ -41,7 +42,7 @@ pub(super) fn tool() -> Tool {
         "observe",
         "Look at the page cheaply: url, title, readyState, viewport and scroll, element and interactive counts, and a visible-text summary of max_chars. mode=screenshot adds a base64 PNG of exactly the viewport.",
         |context: ToolContext, input: ObserveInput| async move {
-            let max_chars = at_most(input.max_chars, 2000, 100_000, "max_chars")?;
+            let max_chars = OBSERVE_MAX_CHARS.read(input.max_chars, "max_chars")?;
             let mut observation = light(&context, max_chars).await?;
             if let ObserveMode::Screenshot = input.mode {
                 observation["screenshot"] = screenshot(&context).await?;

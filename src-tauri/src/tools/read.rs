@@ -5,8 +5,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::limits::EXTRACT_MAX_CHARS;
 use super::page_agent::agent;
-use super::{at_most, Tool, ToolContext};
+use super::{Tool, ToolContext};
 use crate::engine::agent::Extract;
 use crate::engine::TabRequest;
 use crate::error::Error;
@@ -40,7 +41,7 @@ pub(crate) struct ExtractInput {
     attribute: Option<String>,
     /// Characters per value at most (default 4000, max 200000).
     #[serde(default)]
-    #[schemars(range(max = 200000))]
+    #[schemars(range(max = EXTRACT_MAX_CHARS.max))]
     max_chars: Option<usize>,
     /// Every match (up to 200) instead of the first.
     #[serde(default)]
@@ -63,7 +64,7 @@ pub(super) fn tools() -> Vec<Tool> {
             "extract",
             "Read the text, HTML, an attribute or the value of the element(s) matching a selector.",
             |context: ToolContext, input: ExtractInput| async move {
-                let max_chars = at_most(input.max_chars, 4000, 200_000, "max_chars")?;
+                let max_chars = EXTRACT_MAX_CHARS.read(input.max_chars, "max_chars")?;
                 if input.mode == ExtractMode::Attribute && input.attribute.is_none() {
                     return Err(Error::bad_request("mode attribute needs `attribute`"));
                 }

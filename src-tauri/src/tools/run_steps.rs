@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use super::limits::MAX_RUN_STEPS;
 use super::{Tool, ToolContext};
 use crate::error::{Error, Result};
 
@@ -21,7 +22,7 @@ const SECRET_FIELDS: [&str; 4] = ["text", "password", "username", "prompt_text"]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RunStepsInput {
     /// Steps: each an object with `type` (a tool name) and that tool's input fields.
-    #[schemars(length(min = 1, max = 200))]
+    #[schemars(length(min = 1, max = MAX_RUN_STEPS))]
     steps: Vec<Map<String, Value>>,
     /// Stop at the first failed step (default true).
     #[serde(default)]
@@ -37,8 +38,8 @@ pub(super) fn tool() -> Tool {
 }
 
 async fn run(context: ToolContext, input: RunStepsInput) -> Result<Value> {
-    if input.steps.is_empty() || input.steps.len() > 200 {
-        return Err(Error::bad_request("steps must hold 1 to 200 steps"));
+    if input.steps.is_empty() || input.steps.len() > MAX_RUN_STEPS {
+        return Err(Error::bad_request(format!("steps must hold 1 to {MAX_RUN_STEPS} steps")));
     }
     // Check every step before running any.
     let mut plan = Vec::new();

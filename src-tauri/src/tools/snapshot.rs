@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::limits::{SNAPSHOT_MAX_CHARS, SNAPSHOT_MAX_ITEMS};
 use super::page_agent::agent;
 use super::{Presentation, Tool, ToolContext};
 use crate::engine::agent::Snapshot;
@@ -43,11 +44,11 @@ pub(crate) struct SnapshotInput {
     pub(crate) format: SnapshotFormat,
     /// Characters of visible page text to include (default 4000, max 200000; 0 = none).
     #[serde(default)]
-    #[schemars(range(max = 200000))]
+    #[schemars(range(max = SNAPSHOT_MAX_CHARS.max))]
     pub(crate) max_chars: Option<usize>,
     /// Interactive elements to include at most (default 500, max 5000).
     #[serde(default)]
-    #[schemars(range(min = 1, max = 5000))]
+    #[schemars(range(min = 1, max = SNAPSHOT_MAX_ITEMS.max))]
     pub(crate) max_items: Option<usize>,
     /// Only what changed since this session's previous snapshot (added, removed and
     /// changed elements; text and title when they changed).
@@ -60,10 +61,13 @@ pub(super) fn tool() -> Tool {
         "snapshot",
         "See the page: title, URL, viewport, headings, landmarks, forms, tables, frames, dialogs, live regions, visible text, and every visible interactive element with a ref (e.g. e12) usable by all actions. format=text gives one compact line per element; changes=true returns only what changed since the previous snapshot.",
         |context: ToolContext, input: SnapshotInput| async move {
-            let max_chars = input.max_chars.unwrap_or(4000);
-            let max_items = input.max_items.unwrap_or(500);
-            if max_chars > 200_000 || !(1..=5000).contains(&max_items) {
-                return Err(Error::bad_request("max_chars must be at most 200000 and max_items between 1 and 5000"));
+            let max_chars = input.max_chars.unwrap_or(SNAPSHOT_MAX_CHARS.default);
+            let max_items = input.max_items.unwrap_or(SNAPSHOT_MAX_ITEMS.default);
+            if max_chars > SNAPSHOT_MAX_CHARS.max || !(1..=SNAPSHOT_MAX_ITEMS.max).contains(&max_items) {
+                return Err(Error::bad_request(format!(
+                    "max_chars must be at most {} and max_items between 1 and {}",
+                    SNAPSHOT_MAX_CHARS.max, SNAPSHOT_MAX_ITEMS.max
+                )));
             }
             let page = capture(&context, max_chars, max_items).await?;
             present(&context, page, input.format, input.changes)

@@ -7,7 +7,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{millis, Tool, ToolContext};
+use super::limits::{LOAD_TIMEOUT_MS, NAVIGATION_SETTLE_MS};
+use super::{Tool, ToolContext};
 use crate::engine::{NavigationReport, SessionRequest, TabAddress, TabRequest};
 use crate::events::{ClosedBy, EventKind};
 use crate::state::PopupPolicy;
@@ -21,7 +22,7 @@ pub(crate) struct TabNewInput {
     url: Option<String>,
     /// As navigate's settle_ms, when a url is given (default 3000, max 60000).
     #[serde(default)]
-    #[schemars(range(max = 60000))]
+    #[schemars(range(max = NAVIGATION_SETTLE_MS.max))]
     settle_ms: Option<u64>,
 }
 
@@ -54,13 +55,13 @@ pub(super) fn tools() -> Vec<Tool> {
             "Open a new tab in the session (same cookies, storage and downloads), optionally loading url; it becomes the selected tab. Works when the session has no tab left.",
             |context: ToolContext, input: TabNewInput| async move {
                 let url = input.url.as_deref().map(crate::urls::check_navigation_url).transpose()?;
-                let settle = millis(input.settle_ms, 3_000, 60_000, "settle_ms")?;
+                let settle = NAVIGATION_SETTLE_MS.millis(input.settle_ms, "settle_ms")?;
                 let session = &context.session;
                 let tab: String = session.engine.session(&session.id, SessionRequest::NewTab).await?;
                 let mut answer = json!({ "tab": tab, "url": "about:blank" });
                 if let Some(url) = url {
                     let target = TabAddress { session_id: session.id.clone(), tab: tab.clone() };
-                    let request = TabRequest::Navigate { url: url.to_string(), timeout: std::time::Duration::from_secs(30), settle };
+                    let request = TabRequest::Navigate { url: url.to_string(), timeout: std::time::Duration::from_millis(LOAD_TIMEOUT_MS.default), settle };
                     let navigation: NavigationReport = session.engine.tab(target, request).await?;
                     answer["url"] = json!(navigation.url);
                     answer["navigation"] = serde_json::to_value(navigation).unwrap_or_default();

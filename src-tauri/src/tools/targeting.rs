@@ -197,4 +197,3 @@ fn refusal(located: &Located, needs: Needs) -> Option<Error> {
     }
     None
 }
-

@@ -6,7 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{millis, Tool, ToolContext};
+use super::limits::WAIT_FOR_EVENT_TIMEOUT_MS;
+use super::{Tool, ToolContext};
 use crate::error::{Error, ErrorCode};
 
 /// What to wait for.
@@ -43,7 +44,7 @@ pub(crate) struct WaitForEventInput {
     kind: EventKind,
     /// How long to wait in ms (default 30000, max 300000).
     #[serde(default)]
-    #[schemars(range(max = 300000))]
+    #[schemars(range(max = WAIT_FOR_EVENT_TIMEOUT_MS.max))]
     timeout_ms: Option<u64>,
     /// Only an event of this open tab (default: any tab of the session).
     #[serde(default)]
@@ -55,7 +56,7 @@ pub(super) fn tool() -> Tool {
         "wait_for_event",
         "Wait for the next download, popup, file_chooser or dialog of the session (after this call began), up to timeout_ms (E_TIMEOUT). Holds no lock: wait here and act in another call.",
         |context: ToolContext, input: WaitForEventInput| async move {
-            let timeout = millis(input.timeout_ms, 30_000, 300_000, "timeout_ms")?;
+            let timeout = WAIT_FOR_EVENT_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
             if let Some(tab) = &input.tab {
                 context.session.tabs.get(Some(tab))?;
             }
