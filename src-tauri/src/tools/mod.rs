@@ -5,14 +5,16 @@
 //!
 //! Handlers are plain async Rust: they know sessions and the engine, not HTTP.
 
-mod actions;
+mod action_input;
 mod assert;
 mod close;
 mod console;
 mod dialog;
 mod downloads;
 mod events;
+mod forms;
 mod history;
+mod keys;
 mod limits;
 mod login;
 mod navigate;
@@ -21,13 +23,16 @@ mod numbers;
 mod observe;
 mod outcome;
 mod page_agent;
+mod pointer;
 mod profiles;
 mod read;
 mod run_steps;
+mod scroll;
 mod snapshot;
 mod tabs;
 mod targeting;
 mod upload;
+mod wait;
 mod wait_for_event;
 mod watch;
 
@@ -284,7 +289,23 @@ impl ToolRegistry {
     pub fn standard() -> ToolRegistry {
         let mut tools = vec![navigate::tool(), history::tool(), snapshot::tool(), observe::tool()];
         tools.extend(read::tools());
-        tools.extend(actions::tools());
+        // The actions, in the order the catalogue has always listed them.
+        tools.extend([
+            pointer::click_tool(),
+            forms::fill_tool(),
+            keys::press_tool(),
+            keys::type_tool(),
+            pointer::hover_tool(),
+            forms::select_tool(),
+            forms::check_tool(),
+            forms::uncheck_tool(),
+            forms::focus_tool(),
+            scroll::scroll_tool(),
+            scroll::scroll_into_view_tool(),
+            pointer::drag_tool(),
+            wait::wait_for_tool(),
+            wait::sleep_tool(),
+        ]);
         tools.extend([
             dialog::tool(),
             assert::tool(),
@@ -446,12 +467,6 @@ pub(crate) fn whole_floats_to_integers(value: &mut Value) {
         Value::Object(object) => object.values_mut().for_each(whole_floats_to_integers),
         _ => {}
     }
-}
-
-/// An optional millisecond input with its default, refused above `max` (see
-/// [`limits::Bounded::millis`], which names the numbers once).
-pub(crate) fn millis(value: Option<u64>, default: u64, max: u64, field: &str) -> Result<std::time::Duration> {
-    limits::Bounded { default, max }.millis(value, field)
 }
 
 /// An optional input with its default, refused above `max` (see [`limits::Bounded::read`]).

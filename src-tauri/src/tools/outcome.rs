@@ -170,7 +170,14 @@ pub(crate) async fn downloads_since(
     }
 }
 
-/// Settle budget after actions (ms): default and maximum.
-pub(crate) fn settle_budget(value: Option<u64>) -> Result<Duration> {
-    super::millis(value, 1500, 30_000, "settle_ms")
+/// Runs an action (the registry holds the tab's lock), adding a failure screenshot to its error.
+pub(crate) async fn act<Output, Action, Fut>(context: ToolContext, tool: &'static str, action: Action) -> Result<Output>
+where
+    Action: FnOnce(ToolContext) -> Fut,
+    Fut: std::future::Future<Output = Result<Output>>,
+{
+    match action(context.clone()).await {
+        Ok(output) => Ok(output),
+        Err(error) => Err(with_failure_screenshot(&context, tool, error).await),
+    }
 }

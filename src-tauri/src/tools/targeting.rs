@@ -128,9 +128,6 @@ pub(crate) struct Needs {
     pub(crate) editable: bool,
 }
 
-/// How long actions wait for their element to become actionable, unless told.
-pub(crate) const ACTIONABLE_TIMEOUT: Duration = Duration::from_millis(5000);
-
 /// Finds the element and waits, up to `timeout`, until it is actionable: visible, stable,
 /// enabled, editable (as `needs` says), reached by a click at its centre, in the viewport.
 /// A ref that went stale or a selector that matches nothing fails at once; anything else
@@ -196,4 +193,30 @@ fn refusal(located: &Located, needs: Needs) -> Option<Error> {
         );
     }
     None
+}
+
+/// The point an action acts at: given coordinates (in the viewport), or the centre of an
+/// actionable element; answers the point and what to report as the action's target.
+pub(crate) async fn point_or_element(
+    context: &ToolContext,
+    element: &ElementTarget,
+    point: (Option<f64>, Option<f64>),
+    needs: Needs,
+    timeout: Duration,
+) -> Result<(f64, f64, Value)> {
+    match (point, element.is_given()) {
+        ((Some(x), Some(y)), false) => {
+            let width = context.session.width as f64;
+            let height = context.session.height as f64;
+            if !(0.0..width).contains(&x) || !(0.0..height).contains(&y) {
+                return Err(Error::bad_request(format!("the point ({x}, {y}) is outside the {width}x{height} viewport")));
+            }
+            Ok((x, y, json!({ "x": x, "y": y })))
+        }
+        ((None, None), true) => {
+            let located = actionable(context, element, needs, timeout).await?;
+            Ok((located.x, located.y, located.summary()))
+        }
+        _ => Err(Error::bad_request("give either a ref, a selector, or both x and y")),
+    }
 }
