@@ -2,15 +2,15 @@
 //! `check` and `uncheck` (a click, only when it changes the state) and `focus`.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use super::action_input::action_input;
-use super::outcome::{self, act};
-use super::page_agent::{self, agent};
-use super::targeting::{actionable, locate, ElementTarget, Needs};
+use super::outcome::{self, act, ActionOutcome, ActionTarget};
+use super::page_agent::{self, agent, read_agent_answer};
+use super::targeting::{actionable, locate, ElementTarget, Needs, TargetSummary};
 use super::{Tool, ToolContext};
-use crate::engine::agent::{Fill, Focus, Locate, Select, SetValue};
+use crate::engine::agent::{AgentOp, Fill, Focus, Locate, Select, SetValue};
 use crate::engine::{InputEvent, Modifiers, MouseButton};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -37,7 +37,17 @@ pub(super) fn fill_tool() -> Tool {
 /// Input types whose value a picker sets: `fill` sets it in the type's own format.
 const PICKER_TYPES: [&str; 7] = ["date", "time", "datetime-local", "month", "week", "color", "range"];
 
-async fn fill(context: ToolContext, input: FillInput) -> Result<Value> {
+/// Output of `fill`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct FillOutput {
+    /// What the input caused.
+    #[serde(flatten)]
+    outcome: ActionOutcome,
+    /// What the field holds now (passwords stay `[redacted]`).
+    value: Option<String>,
+}
+
+async fn fill(context: ToolContext, input: FillInput) -> Result<FillOutput> {
     let waits = input.waits()?;
     let element = input.element();
     let located = actionable(&context, &element, Needs { enabled: true, editable: true, ..Needs::default() }, waits.actionable).await?;
@@ -53,16 +63,15 @@ async fn fill(context: ToolContext, input: FillInput) -> Result<Value> {
             return Err(Error::bad_request(format!("{} does not take typed text; use click, select or check", located.describe())));
         }
         let set = agent(&context, &located.frame, &SetValue { target: located.address(), text: input.text }).await?;
-        let mut result = outcome::finish_with(&context, "fill", located.summary(), load_mark, event_mark, waits.settle, false).await?;
-        result["value"] = json!(set.value);
-        return Ok(result);
+        let target = Some(ActionTarget::element(located.summary()));
+        let outcome = outcome::finish_with(&context, "fill", target, load_mark, event_mark, waits.settle, false).await?;
+        return Ok(FillOutput { outcome, value: set.value });
     }
     let fill = Fill { target: located.address(), text: input.text, clear: input.clear.unwrap_or(true) };
     let filled = agent(&context, &located.frame, &fill).await?;
-    let mut result = outcome::finish_with(&context, "fill", located.summary(), load_mark, event_mark, waits.settle, false).await?;
-    // What the field holds now (passwords stay "[redacted]").
-    result["value"] = json!(filled.value);
-    Ok(result)
+    let target = Some(ActionTarget::element(located.summary()));
+    let outcome = outcome::finish_with(&context, "fill", target, load_mark, event_mark, waits.settle, false).await?;
+    Ok(FillOutput { outcome, value: filled.value })
 }
 
 action_input! {
@@ -116,7 +125,32 @@ impl OneOrMany {
     }
 }
 
-async fn select(context: ToolContext, input: SelectInput) -> Result<Value> {
+/// Output of `select`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct SelectOutput {
+    /// What the change caused.
+    #[serde(flatten)]
+    outcome: ActionOutcome,
+    /// The options selected now.
+    selected: Vec<SelectedOption>,
+}
+
+/// The page agent's answer to `select`.
+#[derive(Debug, Deserialize)]
+struct SelectAnswer {
+    selected: Vec<SelectedOption>,
+}
+
+/// An option of a `<select>`.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub(crate) struct SelectedOption {
+    /// Its value.
+    value: String,
+    /// Its label.
+    label: String,
+}
+
+async fn select(context: ToolContext, input: SelectInput) -> Result<SelectOutput> {
     let waits = input.waits()?;
     let element = input.element();
     let (values, by) = match (input.value, input.label, input.index) {
@@ -129,10 +163,11 @@ async fn select(context: ToolContext, input: SelectInput) -> Result<Value> {
     let located = actionable(&context, &element, Needs { enabled: true, ..Needs::default() }, waits.actionable).await?;
     let event_mark = outcome::event_mark(&context);
     let load_mark = page_agent::input(&context, Vec::new()).await?;
-    let selected = agent(&context, &located.frame, &Select { target: located.address(), values, by }).await?;
-    let mut result = outcome::finish(&context, "select", located.summary(), load_mark, event_mark, waits.settle).await?;
-    result["selected"] = selected["selected"].clone();
-    Ok(result)
+    let answer = agent(&context, &located.frame, &Select { target: located.address(), values, by }).await?;
+    let SelectAnswer { selected } = read_agent_answer(AgentOp::Select, answer)?;
+    let target = Some(ActionTarget::element(located.summary()));
+    let outcome = outcome::finish(&context, "select", target, load_mark, event_mark, waits.settle).await?;
+    Ok(SelectOutput { outcome, selected })
 }
 
 action_input! {
@@ -154,7 +189,44 @@ pub(super) fn uncheck_tool() -> Tool {
     })
 }
 
-async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> Result<Value> {
+/// Output of `check` and `uncheck`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum CheckOutput {
+    /// The element was clicked and changed.
+    Clicked(CheckClicked),
+    /// The element already was as wanted: nothing was done.
+    AlreadyThere(CheckUnchanged),
+}
+
+/// `check` or `uncheck` that clicked.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct CheckClicked {
+    /// What the click caused.
+    #[serde(flatten)]
+    outcome: ActionOutcome,
+    /// true: the state changed.
+    changed: bool,
+    /// Whether the element is checked now.
+    checked: bool,
+}
+
+/// `check` or `uncheck` of an element already in the wanted state.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct CheckUnchanged {
+    /// `check` or `uncheck`.
+    action: &'static str,
+    /// Always true.
+    ok: bool,
+    /// The element.
+    target: TargetSummary,
+    /// false: nothing changed.
+    changed: bool,
+    /// Whether the element is checked (as it was).
+    checked: bool,
+}
+
+async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> Result<CheckOutput> {
     let name = if wanted { "check" } else { "uncheck" };
     let waits = input.waits()?;
     page_agent::input(&context, Vec::new()).await?;
@@ -164,7 +236,8 @@ async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> R
         return Err(Error::bad_request(format!("{name} works on checkboxes, radios and switches")));
     };
     if checked == wanted {
-        return Ok(json!({ "action": name, "ok": true, "target": located.summary(), "changed": false, "checked": checked }));
+        let unchanged = CheckUnchanged { action: name, ok: true, target: located.summary(), changed: false, checked };
+        return Ok(CheckOutput::AlreadyThere(unchanged));
     }
     let located = actionable(&context, &element, Needs { stable: true, enabled: true, editable: false }, waits.actionable).await?;
     let (x, y) = (located.x, located.y);
@@ -176,15 +249,14 @@ async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> R
     ];
     let event_mark = outcome::event_mark(&context);
     let load_mark = page_agent::input(&context, events).await?;
-    let mut result = outcome::finish(&context, name, located.summary(), load_mark, event_mark, waits.settle).await?;
+    let target = Some(ActionTarget::element(located.summary()));
+    let outcome = outcome::finish(&context, name, target, load_mark, event_mark, waits.settle).await?;
     let after = agent(&context, &located.frame, &Locate { target: located.address(), scroll: false, stable: false }).await?;
     let now = after.checked.unwrap_or(checked);
     if now != wanted {
         return Err(Error::new(ErrorCode::ScriptError, format!("the click did not {name} the element (the page kept it as it was)")));
     }
-    result["changed"] = json!(true);
-    result["checked"] = json!(now);
-    Ok(result)
+    Ok(CheckOutput::Clicked(CheckClicked { outcome, changed: true, checked: now }))
 }
 
 /// `focus`.
@@ -194,8 +266,21 @@ pub(super) fn focus_tool() -> Tool {
     })
 }
 
-async fn focus(context: ToolContext, input: ElementTarget) -> Result<Value> {
+/// Output of `focus`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct FocusOutput {
+    /// `focus`.
+    action: &'static str,
+    /// Always true.
+    ok: bool,
+    /// The element.
+    target: TargetSummary,
+    /// Whether the element (or something in it) has focus now.
+    focused: bool,
+}
+
+async fn focus(context: ToolContext, input: ElementTarget) -> Result<FocusOutput> {
     let located = locate(&context, &input, true).await?;
     let focused = agent(&context, &located.frame, &Focus { target: located.address() }).await?;
-    Ok(json!({ "action": "focus", "ok": true, "target": located.summary(), "focused": focused.focused }))
+    Ok(FocusOutput { action: "focus", ok: true, target: located.summary(), focused: focused.focused })
 }

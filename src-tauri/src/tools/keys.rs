@@ -1,11 +1,12 @@
 //! The keyboard: `press` (a key or a combination) and `type` (text, key by key), as
 //! trusted key events on a US layout, on the focused element or on a target focused first.
 
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use super::action_input::action_input;
 use super::limits::{MAX_TYPED_CHARS, TYPE_DELAY_MS};
-use super::outcome::{self, act};
+use super::outcome::{self, act, ActionOutcome, ActionTarget};
 use super::page_agent::{self, agent};
 use super::targeting::{actionable, ElementTarget, Needs};
 use super::{Tool, ToolContext};
@@ -40,17 +41,28 @@ pub(super) fn press_tool() -> Tool {
     )
 }
 
-/// Focuses the target, if one is given, once it is actionable; answers its summary.
-async fn focus_target(context: &ToolContext, element: &ElementTarget, timeout: std::time::Duration) -> Result<Value> {
+/// Output of `press`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct PressOutput {
+    /// What the key caused.
+    #[serde(flatten)]
+    outcome: ActionOutcome,
+    /// The key or combination pressed, as given.
+    key: String,
+}
+
+/// Focuses the target, if one is given, once it is actionable; answers what the keys were
+/// aimed at (nothing: the focused element).
+async fn focus_target(context: &ToolContext, element: &ElementTarget, timeout: std::time::Duration) -> Result<Option<ActionTarget>> {
     if !element.is_given() {
-        return Ok(Value::Null);
+        return Ok(None);
     }
     let located = actionable(context, element, Needs { enabled: true, ..Needs::default() }, timeout).await?;
     agent(context, &located.frame, &Focus { target: located.address() }).await?;
-    Ok(located.summary())
+    Ok(Some(ActionTarget::element(located.summary())))
 }
 
-async fn press(context: ToolContext, input: PressInput) -> Result<Value> {
+async fn press(context: ToolContext, input: PressInput) -> Result<PressOutput> {
     let waits = input.waits()?;
     let chord = keys::parse_chord(&input.key, &input.modifiers)?;
     let described = focus_target(&context, &input.element(), waits.actionable).await?;
@@ -75,9 +87,8 @@ async fn press(context: ToolContext, input: PressInput) -> Result<Value> {
     } else {
         page_agent::input(&context, chord_events(&chord)?).await?
     };
-    let mut result = outcome::finish(&context, "press", described, load_mark, event_mark, waits.settle).await?;
-    result["key"] = json!(input.key);
-    Ok(result)
+    let outcome = outcome::finish(&context, "press", described, load_mark, event_mark, waits.settle).await?;
+    Ok(PressOutput { outcome, key: input.key })
 }
 
 /// The key events of a chord: each modifier goes down (holding the ones before it), the
@@ -124,6 +135,16 @@ action_input! {
     }
 }
 
+/// Output of `type`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct TypeOutput {
+    /// What the typing caused.
+    #[serde(flatten)]
+    outcome: ActionOutcome,
+    /// How many characters were typed.
+    typed_chars: usize,
+}
+
 /// `type`.
 pub(super) fn type_tool() -> Tool {
     Tool::page(
@@ -136,7 +157,7 @@ pub(super) fn type_tool() -> Tool {
 /// Types text key by key, as a person does on a US keyboard: each character is a keydown,
 /// (keypress,) input and keyup, with Shift held for the characters that need it. For pages
 /// that listen to keys rather than to `input`.
-async fn type_text(context: ToolContext, input: TypeInput) -> Result<Value> {
+async fn type_text(context: ToolContext, input: TypeInput) -> Result<TypeOutput> {
     let waits = input.waits()?;
     let delay = TYPE_DELAY_MS.millis(input.delay_ms, "delay_ms")?;
     if input.text.chars().count() > MAX_TYPED_CHARS {
@@ -170,7 +191,6 @@ async fn type_text(context: ToolContext, input: TypeInput) -> Result<Value> {
             None => page_agent::input(&context, Vec::new()).await?,
         }
     };
-    let mut result = outcome::finish(&context, "type", described, load_mark, event_mark, waits.settle).await?;
-    result["typed_chars"] = json!(input.text.chars().count());
-    Ok(result)
+    let outcome = outcome::finish(&context, "type", described, load_mark, event_mark, waits.settle).await?;
+    Ok(TypeOutput { outcome, typed_chars: input.text.chars().count() })
 }

@@ -208,7 +208,7 @@ impl Tool {
         if scope != Scope::Session {
             add_tab_property(&mut input_schema);
         }
-        let output_schema = schema_of::<Output>();
+        let output_schema = output_schema_of::<Output>();
         Tool { name, description, input_schema, output_schema, scope, presentation: Presentation::default(), parse }
     }
 }
@@ -217,6 +217,18 @@ impl Tool {
 /// MCP and the CLI describe inputs with.
 pub fn schema_of<Input: JsonSchema>() -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(Input)).unwrap_or_else(|_| json!({}));
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+    }
+    schema
+}
+
+/// The JSON Schema of a result type as it is written (serde's serialize side: a field
+/// skipped when empty is optional, an `Option` that is always written is required and may
+/// be null), without the meta-schema line.
+pub fn output_schema_of<Output: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
+    let mut schema = serde_json::to_value(generator.into_root_schema_for::<Output>()).unwrap_or_else(|_| json!({}));
     if let Some(object) = schema.as_object_mut() {
         object.remove("$schema");
     }

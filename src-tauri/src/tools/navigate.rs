@@ -35,10 +35,9 @@ pub(crate) struct NavigateOutput {
     pub navigated: bool,
     /// How the load and settle went.
     pub navigation: NavigationReport,
-    /// The downloads the URL started instead of a page (`{download_id, url,
-    /// suggested_filename}`), when it was one.
+    /// The downloads the URL started instead of a page, when it was one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub downloads: Vec<serde_json::Value>,
+    pub downloads: Vec<outcome::DownloadBegun>,
 }
 
 pub(super) fn tool() -> Tool {

@@ -4,11 +4,15 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::json;
 
+use super::targeting::{AimedAt, TargetSummary};
 use super::ToolContext;
-use crate::engine::{ActionSettle, TabRequest};
+use crate::engine::{ActionSettle, NavigationReport, SettleReport, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
+use crate::events::EventKind;
 
 /// Adds a screenshot of the moment to a failed action's error (`details.screenshot_path`).
 pub(crate) async fn with_failure_screenshot(context: &ToolContext, tool: &str, error: Error) -> Error {
@@ -65,15 +69,117 @@ pub(crate) fn event_mark(context: &ToolContext) -> ActionMark {
     ActionMark { seq: context.session.events.newest_seq(), downloads: context.session.downloads.begun() }
 }
 
+/// What an action was aimed at, as its result says.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum ActionTarget {
+    /// An element or a point.
+    One(AimedAt),
+    /// Both ends of a drag.
+    Drag(DragEnds),
+}
+
+impl ActionTarget {
+    /// An element, as an action's target.
+    pub(crate) fn element(summary: TargetSummary) -> ActionTarget {
+        ActionTarget::One(AimedAt::Element(summary))
+    }
+}
+
+/// The two ends of a drag.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct DragEnds {
+    /// Where the button went down.
+    pub(crate) from: AimedAt,
+    /// Where it came up.
+    pub(crate) to: AimedAt,
+}
+
+/// The result every action that waits for its consequences answers (extended by some
+/// actions with fields of their own).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct ActionOutcome {
+    /// The tool that acted.
+    pub(crate) action: &'static str,
+    /// Always true: an action that fails answers an error instead.
+    pub(crate) ok: bool,
+    /// What it was aimed at; absent for keys sent to the focused element.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) target: Option<ActionTarget>,
+    /// Whether it started a navigation of the main frame (one that turned into a download
+    /// did not navigate).
+    pub(crate) navigated: bool,
+    /// How that navigation went, when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) navigation: Option<NavigationReport>,
+    /// The downloads it began.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) downloads: Vec<DownloadBegun>,
+    /// The popups it opened as tabs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) popups: Vec<PopupOpened>,
+    /// The JavaScript dialogs it caused, as they were answered.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) dialogs: Vec<DialogAnswered>,
+    /// The popups the popup policy refused.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) popups_blocked: Vec<PopupRefused>,
+    /// How the wait for quiet after it went.
+    pub(crate) settle: SettleReport,
+}
+
+/// A download an action (or a navigation) began.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct DownloadBegun {
+    /// Its id, for `list_downloads` and `cancel_download`.
+    pub(crate) download_id: String,
+    /// What is downloaded.
+    pub(crate) url: String,
+    /// The name the server (or the page) suggested, once known.
+    pub(crate) suggested_filename: Option<String>,
+}
+
+/// A popup an action opened as a new tab.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct PopupOpened {
+    /// The new tab's short id.
+    pub(crate) tab: Option<String>,
+    /// What it opened.
+    pub(crate) url: String,
+}
+
+/// A JavaScript dialog an action caused, as it was answered (event `dialog`'s fields).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct DialogAnswered {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    pub(crate) dialog_type: &'static str,
+    /// Its message.
+    pub(crate) message: String,
+    /// `accept` or `dismiss`.
+    pub(crate) action: &'static str,
+    /// Whether the agent's policy (`set`) or the default decided.
+    pub(crate) policy: &'static str,
+    /// What an accepted prompt answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) prompt_text: Option<String>,
+}
+
+/// A popup the policy refused (event `popup_blocked`'s fields).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct PopupRefused {
+    /// What the page tried to open.
+    pub(crate) url: String,
+}
+
 /// Waits for the action's consequences and builds its result.
 pub(crate) async fn finish(
     context: &ToolContext,
-    action: &str,
-    target: Value,
+    action: &'static str,
+    target: Option<ActionTarget>,
     load_mark: u64,
     event_mark: ActionMark,
     settle: Duration,
-) -> Result<Value> {
+) -> Result<ActionOutcome> {
     finish_with(context, action, target, load_mark, event_mark, settle, true).await
 }
 
@@ -81,61 +187,46 @@ pub(crate) async fn finish(
 /// whose handlers have already run when the call returns).
 pub(crate) async fn finish_with(
     context: &ToolContext,
-    action: &str,
-    target: Value,
+    action: &'static str,
+    target: Option<ActionTarget>,
     load_mark: u64,
     event_mark: ActionMark,
     settle: Duration,
     wait_frame: bool,
-) -> Result<Value> {
+) -> Result<ActionOutcome> {
     let session = &context.session;
     let settled: ActionSettle = context.ask(TabRequest::AfterAction { mark: load_mark, budget: settle, wait_frame }).await?;
-    let mut result = json!({ "action": action, "ok": true });
-    if !target.is_null() {
-        result["target"] = target;
-    }
     let tab = context.tab()?;
     let downloads = downloads_since(context, event_mark, &settled.navigation).await;
     // A navigation that turned into a download did not navigate.
     let became_download = !downloads.is_empty() && settled.navigation.as_ref().is_some_and(is_download_interruption);
-    result["navigated"] = json!(settled.navigated && !became_download);
-    if let Some(navigation) = settled.navigation.filter(|_| !became_download) {
-        result["navigation"] = serde_json::to_value(navigation).unwrap_or_default();
-    }
-    if !downloads.is_empty() {
-        result["downloads"] = json!(downloads);
-    }
-    let happened = session.events.after(event_mark.seq, 100).events;
-    let popups = super::tabs::popups_of(&happened, &tab.id);
-    if !popups.is_empty() {
-        result["popups"] = json!(popups);
-    }
-    // The event's own fields, without its seq, time, type and tab.
-    let of_kind = |kind: &str| -> Vec<Value> {
-        happened
-            .iter()
-            .filter(|event| event.kind.name() == kind)
-            .map(|event| {
-                let mut fields = serde_json::to_value(&event.kind).unwrap_or_default();
-                if let Some(object) = fields.as_object_mut() {
-                    object.remove("type");
-                }
-                fields
-            })
-            .collect()
+    let mut outcome = ActionOutcome {
+        action,
+        ok: true,
+        target,
+        navigated: settled.navigated && !became_download,
+        navigation: settled.navigation.filter(|_| !became_download),
+        downloads,
+        popups: Vec::new(),
+        dialogs: Vec::new(),
+        popups_blocked: Vec::new(),
+        settle: settled.settle,
     };
-    for (kind, field) in [("dialog", "dialogs"), ("popup_blocked", "popups_blocked")] {
-        let found = of_kind(kind);
-        if !found.is_empty() {
-            result[field] = json!(found);
+    for event in session.events.after(event_mark.seq, 100).events {
+        match event.kind {
+            EventKind::Popup { opener, url } if opener == tab.id => outcome.popups.push(PopupOpened { tab: event.tab, url }),
+            EventKind::Dialog { dialog_type, message, action, policy, prompt_text } => {
+                outcome.dialogs.push(DialogAnswered { dialog_type, message, action, policy, prompt_text })
+            }
+            EventKind::PopupBlocked { url } => outcome.popups_blocked.push(PopupRefused { url }),
+            _ => {}
         }
     }
-    result["settle"] = serde_json::to_value(settled.settle).unwrap_or_default();
-    Ok(result)
+    Ok(outcome)
 }
 
 /// Whether a navigation ended because its response became a download.
-pub(crate) fn is_download_interruption(navigation: &crate::engine::NavigationReport) -> bool {
+pub(crate) fn is_download_interruption(navigation: &NavigationReport) -> bool {
     navigation.net_error.as_deref() == Some("frame_load_interrupted")
 }
 
@@ -143,11 +234,7 @@ pub(crate) fn is_download_interruption(navigation: &crate::engine::NavigationRep
 /// interrupted by a download is followed by that download a moment later: the answer waits
 /// for it while the engine says one is on its way (or, if it said nothing, a second), and
 /// for its name (up to 2 s).
-pub(crate) async fn downloads_since(
-    context: &ToolContext,
-    mark: ActionMark,
-    navigation: &Option<crate::engine::NavigationReport>,
-) -> Vec<Value> {
+pub(crate) async fn downloads_since(context: &ToolContext, mark: ActionMark, navigation: &Option<NavigationReport>) -> Vec<DownloadBegun> {
     let Ok(tab) = context.tab() else { return Vec::new() };
     let downloads = &context.session.downloads;
     // A navigation that became a download, or a click on a `download` link.
@@ -162,8 +249,12 @@ pub(crate) async fn downloads_since(
         let naming = unnamed && begun_at.elapsed() < Duration::from_secs(2);
         if (!begun.is_empty() && !naming) || (begun.is_empty() && Instant::now() >= grace && !on_its_way) {
             return begun
-                .iter()
-                .map(|record| json!({ "download_id": record.download_id, "url": record.url, "suggested_filename": record.suggested_filename }))
+                .into_iter()
+                .map(|record| DownloadBegun {
+                    download_id: record.download_id,
+                    url: record.url,
+                    suggested_filename: record.suggested_filename,
+                })
                 .collect();
         }
         tokio::time::sleep(Duration::from_millis(20)).await;

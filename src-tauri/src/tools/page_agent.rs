@@ -3,10 +3,11 @@
 
 use std::time::{Duration, Instant};
 
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use super::ToolContext;
-use crate::engine::agent::AgentRequest;
+use crate::engine::agent::{AgentOp, AgentRequest};
 use crate::engine::{InputEvent, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -20,8 +21,14 @@ pub(crate) async fn agent<R: AgentRequest>(context: &ToolContext, frame: &[u32],
     if let Some(next) = result.get("next_ref").and_then(Value::as_u64) {
         tabs.refs_taken_below(next);
     }
-    serde_json::from_value(result)
-        .map_err(|error| Error::new(ErrorCode::ScriptError, format!("the page agent's answer to {} is unreadable: {error}", R::OP.name())))
+    read_agent_answer(R::OP, result)
+}
+
+/// Reads an answer of the page agent (one the contract leaves open, or the whole of one) as
+/// the type a tool works with; an answer of another shape is `E_SCRIPT_ERROR`.
+pub(crate) fn read_agent_answer<T: DeserializeOwned>(op: AgentOp, answer: Value) -> Result<T> {
+    serde_json::from_value(answer)
+        .map_err(|error| Error::new(ErrorCode::ScriptError, format!("the page agent's answer to {} is unreadable: {error}", op.name())))
 }
 
 /// Delivers trusted input to the call's tab; answers the load mark for [`finish`].

@@ -3,16 +3,15 @@
 //! A drag of something the browser drags itself plays HTML5 drag and drop in the page.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use super::action_input::action_input;
 use super::limits::CLICK_COUNT;
-use super::outcome::{self, act};
-use super::page_agent::{self, agent};
+use super::outcome::{self, act, ActionOutcome, ActionTarget, DragEnds};
+use super::page_agent::{self, agent, read_agent_answer};
 use super::targeting::{point_or_element, ElementTarget, Needs};
 use super::{Tool, ToolContext};
-use crate::engine::agent::Html5Drag;
+use crate::engine::agent::{AgentOp, Html5Drag};
 use crate::engine::keys::ModifierKey;
 use crate::engine::{InputEvent, Modifiers, MouseButton};
 use crate::error::{Error, Result};
@@ -48,7 +47,7 @@ pub(super) fn click_tool() -> Tool {
     )
 }
 
-async fn click(context: ToolContext, input: ClickInput) -> Result<Value> {
+async fn click(context: ToolContext, input: ClickInput) -> Result<ActionOutcome> {
     let count = input.click_count.unwrap_or(CLICK_COUNT.default);
     if !(1..=CLICK_COUNT.max).contains(&count) {
         return Err(Error::bad_request("click_count must be 1, 2 or 3"));
@@ -64,7 +63,7 @@ async fn click(context: ToolContext, input: ClickInput) -> Result<Value> {
     }
     let event_mark = outcome::event_mark(&context);
     let load_mark = page_agent::input(&context, events).await?;
-    outcome::finish(&context, "click", described, load_mark, event_mark, waits.settle).await
+    outcome::finish(&context, "click", Some(ActionTarget::One(described)), load_mark, event_mark, waits.settle).await
 }
 
 action_input! {
@@ -86,13 +85,13 @@ pub(super) fn hover_tool() -> Tool {
     })
 }
 
-async fn hover(context: ToolContext, input: HoverInput) -> Result<Value> {
+async fn hover(context: ToolContext, input: HoverInput) -> Result<ActionOutcome> {
     let waits = input.waits()?;
     let needs = Needs { stable: true, ..Needs::default() };
     let (x, y, described) = point_or_element(&context, &input.element(), (input.x, input.y), needs, waits.actionable).await?;
     let event_mark = outcome::event_mark(&context);
     let load_mark = page_agent::input(&context, vec![InputEvent::MouseMove { x, y, modifiers: Modifiers::default() }]).await?;
-    outcome::finish(&context, "hover", described, load_mark, event_mark, waits.settle).await
+    outcome::finish(&context, "hover", Some(ActionTarget::One(described)), load_mark, event_mark, waits.settle).await
 }
 
 /// One end of a drag.
@@ -142,7 +141,41 @@ pub(super) fn drag_tool() -> Tool {
 /// Mouse moves between a drag's press and release.
 const DRAG_STEPS: u32 = 8;
 
-async fn drag(context: ToolContext, input: DragInput) -> Result<Value> {
+/// Output of `drag`: the action's outcome, and how an HTML5 drag went when it was one.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct DragOutput {
+    /// What the drag caused.
+    #[serde(flatten)]
+    outcome: ActionOutcome,
+    /// The HTML5 drag played in the page, when `from` was something the browser drags.
+    #[serde(flatten)]
+    html5: Html5DragReport,
+}
+
+/// How an HTML5 drag played in the page went (nothing for a plain mouse drag).
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub(crate) struct Html5DragReport {
+    /// true: the drag was played as HTML5 drag and drop events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    html5: Option<bool>,
+    /// true: what was dragged was the selected text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    selection: Option<bool>,
+    /// Whether the drag started (the page may cancel mousedown or dragstart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    started: Option<bool>,
+    /// Whether the element under the end accepted the drop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dropped: Option<bool>,
+    /// The element under the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    drop_target: Option<String>,
+    /// Why the drag did not start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+}
+
+async fn drag(context: ToolContext, input: DragInput) -> Result<DragOutput> {
     let waits = input.waits()?;
     let needs = Needs { stable: true, enabled: true, editable: false };
     let from_point = (input.from.x, input.from.y);
@@ -153,16 +186,12 @@ async fn drag(context: ToolContext, input: DragInput) -> Result<Value> {
     // A draggable element (draggable="true", links, images) is an HTML5 drag: played in
     // the page, since WebKit would hand it to the native drag of the real screen.
     let html5 = agent(&context, &[], &Html5Drag { from_x, from_y, to_x, to_y, steps: DRAG_STEPS }).await?;
+    let target = Some(ActionTarget::Drag(DragEnds { from, to }));
     if html5["html5"] == true {
+        let html5: Html5DragReport = read_agent_answer(AgentOp::Html5Drag, html5)?;
         let load_mark = page_agent::input(&context, Vec::new()).await?;
-        let target = json!({ "from": from, "to": to });
-        let mut result = outcome::finish(&context, "drag", target, load_mark, event_mark, waits.settle).await?;
-        for field in ["html5", "selection", "started", "dropped", "drop_target", "reason"] {
-            if !html5[field].is_null() {
-                result[field] = html5[field].clone();
-            }
-        }
-        return Ok(result);
+        let outcome = outcome::finish(&context, "drag", target, load_mark, event_mark, waits.settle).await?;
+        return Ok(DragOutput { outcome, html5 });
     }
     let modifiers = Modifiers::default();
     // Three batches with a pause between, as a hand moves: WebKit handles the press before
@@ -183,5 +212,6 @@ async fn drag(context: ToolContext, input: DragInput) -> Result<Value> {
         tokio::time::sleep(std::time::Duration::from_millis(30)).await;
         page_agent::input(&context, batch).await?;
     }
-    outcome::finish(&context, "drag", json!({ "from": from, "to": to }), load_mark, event_mark, waits.settle).await
+    let outcome = outcome::finish(&context, "drag", target, load_mark, event_mark, waits.settle).await?;
+    Ok(DragOutput { outcome, html5: Html5DragReport::default() })
 }

@@ -2,14 +2,13 @@
 //! middle of the viewport).
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use super::outcome::act;
 use super::page_agent::agent;
-use super::targeting::{locate, ElementTarget};
+use super::targeting::{locate, ElementTarget, TargetSummary};
 use super::{Tool, ToolContext};
-use crate::engine::agent::ScrollBy;
+use crate::engine::agent::{Rect, ScrollBy, ScrollPosition};
 use crate::error::Result;
 
 /// Input of `scroll`.
@@ -24,9 +23,21 @@ pub(crate) struct ScrollInput {
     dy: f64,
 }
 
-async fn scroll(context: ToolContext, input: ScrollInput) -> Result<Value> {
+/// Output of `scroll`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ScrollOutput {
+    /// `scroll`.
+    action: &'static str,
+    /// Always true.
+    ok: bool,
+    /// Where the page is scrolled to now.
+    #[serde(flatten)]
+    position: ScrollPosition,
+}
+
+async fn scroll(context: ToolContext, input: ScrollInput) -> Result<ScrollOutput> {
     let position = agent(&context, &[], &ScrollBy { dx: input.dx, dy: input.dy }).await?;
-    Ok(json!({ "action": "scroll", "ok": true, "scroll_x": position.scroll_x, "scroll_y": position.scroll_y }))
+    Ok(ScrollOutput { action: "scroll", ok: true, position })
 }
 
 /// `scroll`.
@@ -43,10 +54,30 @@ pub(super) fn scroll_into_view_tool() -> Tool {
     })
 }
 
-async fn scroll_into_view(context: ToolContext, input: ElementTarget) -> Result<Value> {
+/// Output of `scroll_into_view`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ScrollIntoViewOutput {
+    /// `scroll_into_view`.
+    action: &'static str,
+    /// Always true.
+    ok: bool,
+    /// The element.
+    target: TargetSummary,
+    /// Its box now, in the viewport (CSS px).
+    #[serde(rename = "box")]
+    element_box: Rect,
+    /// Whether its centre is in the viewport.
+    in_viewport: bool,
+}
+
+async fn scroll_into_view(context: ToolContext, input: ElementTarget) -> Result<ScrollIntoViewOutput> {
     let located = locate(&context, &input, true).await?;
-    let (width, height) = (located.info.w, located.info.h);
-    Ok(json!({ "action": "scroll_into_view", "ok": true, "target": located.summary(),
-        "box": { "x": located.x - width / 2.0, "y": located.y - height / 2.0, "w": width, "h": height },
-        "in_viewport": located.info.in_viewport }))
+    let (w, h) = (located.info.w, located.info.h);
+    Ok(ScrollIntoViewOutput {
+        action: "scroll_into_view",
+        ok: true,
+        target: located.summary(),
+        element_box: Rect { x: located.x - w / 2.0, y: located.y - h / 2.0, w, h },
+        in_viewport: located.info.in_viewport,
+    })
 }

@@ -5,7 +5,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::limits::{LOAD_TIMEOUT_MS, NAVIGATION_SETTLE_MS};
 use super::{Tool, ToolContext};
@@ -109,15 +109,4 @@ pub(super) fn tools() -> Vec<Tool> {
             },
         ),
     ]
-}
-
-/// What an action caused in the way of new tabs (`popups: [{tab, url}]`).
-pub(crate) fn popups_of(happened: &[crate::events::Event], opener: &str) -> Vec<Value> {
-    happened
-        .iter()
-        .filter_map(|event| match &event.kind {
-            EventKind::Popup { opener: by, url } if by == opener => Some(json!({ "tab": event.tab, "url": url })),
-            _ => None,
-        })
-        .collect()
 }

@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use super::page_agent::{agent, input};
 use super::ToolContext;
@@ -43,6 +43,37 @@ pub(crate) fn parse_ref(text: &str) -> Result<u64> {
         .ok_or_else(|| Error::bad_request(format!("{text:?} is not a ref; refs look like e12")))
 }
 
+/// An element an action was aimed at, as results and errors name it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct TargetSummary {
+    /// Its ref (e.g. `e12`), usable by every action.
+    #[serde(rename = "ref")]
+    pub(crate) element_ref: String,
+    /// Its ARIA role (or tag name).
+    pub(crate) role: String,
+    /// Its accessible name (may be empty).
+    pub(crate) name: String,
+}
+
+/// A point in the viewport an action was aimed at instead of an element.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+pub(crate) struct ViewportPoint {
+    /// CSS pixels from the left.
+    pub(crate) x: f64,
+    /// CSS pixels from the top.
+    pub(crate) y: f64,
+}
+
+/// What a pointer action was aimed at: an element or a point.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum AimedAt {
+    /// An element (by ref or selector).
+    Element(TargetSummary),
+    /// A point in the viewport.
+    Point(ViewportPoint),
+}
+
 /// Where an element is, in viewport coordinates of the top page.
 #[derive(Debug, Clone)]
 pub(crate) struct Located {
@@ -58,8 +89,8 @@ pub(crate) struct Located {
 
 impl Located {
     /// `{ref, role, name}` for results.
-    pub(crate) fn summary(&self) -> Value {
-        json!({ "ref": format!("e{}", self.info.element_ref), "role": self.info.role, "name": self.info.name })
+    pub(crate) fn summary(&self) -> TargetSummary {
+        TargetSummary { element_ref: format!("e{}", self.info.element_ref), role: self.info.role.clone(), name: self.info.name.clone() }
     }
 
     /// The target that addresses this element again.
@@ -196,14 +227,14 @@ fn refusal(located: &Located, needs: Needs) -> Option<Error> {
 }
 
 /// The point an action acts at: given coordinates (in the viewport), or the centre of an
-/// actionable element; answers the point and what to report as the action's target.
+/// actionable element; answers the point and what the action was aimed at.
 pub(crate) async fn point_or_element(
     context: &ToolContext,
     element: &ElementTarget,
     point: (Option<f64>, Option<f64>),
     needs: Needs,
     timeout: Duration,
-) -> Result<(f64, f64, Value)> {
+) -> Result<(f64, f64, AimedAt)> {
     match (point, element.is_given()) {
         ((Some(x), Some(y)), false) => {
             let width = context.session.width as f64;
@@ -211,11 +242,11 @@ pub(crate) async fn point_or_element(
             if !(0.0..width).contains(&x) || !(0.0..height).contains(&y) {
                 return Err(Error::bad_request(format!("the point ({x}, {y}) is outside the {width}x{height} viewport")));
             }
-            Ok((x, y, json!({ "x": x, "y": y })))
+            Ok((x, y, AimedAt::Point(ViewportPoint { x, y })))
         }
         ((None, None), true) => {
             let located = actionable(context, element, needs, timeout).await?;
-            Ok((located.x, located.y, located.summary()))
+            Ok((located.x, located.y, AimedAt::Element(located.summary())))
         }
         _ => Err(Error::bad_request("give either a ref, a selector, or both x and y")),
     }

@@ -2,8 +2,8 @@
 //! calls on the tab go on) and `sleep`.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use super::limits::{SLEEP_MS, WAIT_FOR_TIMEOUT_MS};
 use super::outcome::act;
@@ -46,7 +46,18 @@ pub(crate) struct WaitForInput {
     timeout_ms: Option<u64>,
 }
 
-async fn wait_for(context: ToolContext, input: WaitForInput) -> Result<Value> {
+/// Output of `wait_for`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct WaitForOutput {
+    /// `wait_for`.
+    action: &'static str,
+    /// Always true: a condition that did not hold in time is `E_TIMEOUT`.
+    ok: bool,
+    /// How long the wait took.
+    waited_ms: u64,
+}
+
+async fn wait_for(context: ToolContext, input: WaitForInput) -> Result<WaitForOutput> {
     if input.selector.is_none() && input.text.is_none() {
         return Err(Error::bad_request("give a selector or a text"));
     }
@@ -78,7 +89,7 @@ async fn wait_for(context: ToolContext, input: WaitForInput) -> Result<Value> {
     })
     .await?;
     match found {
-        Some(_) => Ok(json!({ "action": "wait_for", "ok": true, "waited_ms": begun.elapsed().as_millis() as u64 })),
+        Some(_) => Ok(WaitForOutput { action: "wait_for", ok: true, waited_ms: begun.elapsed().as_millis() as u64 }),
         None => Err(Error::new(ErrorCode::Timeout, format!("waited {} ms and the condition did not hold", timeout.as_millis()))
             .with_details(json!({ "selector": input.selector, "text": input.text, "state": format!("{state:?}").to_lowercase() }))),
     }
@@ -102,10 +113,21 @@ pub(crate) struct SleepInput {
     ms: u64,
 }
 
-async fn sleep(_context: ToolContext, input: SleepInput) -> Result<Value> {
+/// Output of `sleep`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct SleepOutput {
+    /// `sleep`.
+    action: &'static str,
+    /// Always true.
+    ok: bool,
+    /// How long it slept, as asked.
+    slept_ms: u64,
+}
+
+async fn sleep(_context: ToolContext, input: SleepInput) -> Result<SleepOutput> {
     let duration = SLEEP_MS.millis(Some(input.ms), "ms")?;
     tokio::time::sleep(duration).await;
-    Ok(json!({ "action": "sleep", "ok": true, "slept_ms": input.ms }))
+    Ok(SleepOutput { action: "sleep", ok: true, slept_ms: input.ms })
 }
 
 /// `sleep`.
