@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::action_input::action_input;
-use super::outcome::{self, act, ActionOutcome, ActionTarget};
+use super::outcome::{self, action_tool, ActionOutcome, ActionTarget};
 use super::page_agent::{self, agent, read_agent_answer};
 use super::targeting::{actionable, locate, ElementTarget, Needs, TargetSummary};
 use super::{Tool, ToolContext};
@@ -27,11 +27,7 @@ action_input! {
 
 /// `fill`.
 pub(super) fn fill_tool() -> Tool {
-    Tool::page(
-        "fill",
-        "Type text into an input (any text-like type), textarea or editable element (replacing its content unless clear=false), with trusted input events; on date, time, datetime-local, month, week, color and range inputs, set the value in the type's format (YYYY-MM-DD, HH:MM, ...) as a picker would.",
-        |context, input: FillInput| act(context, "fill", move |context| fill(context, input)),
-    )
+    action_tool("fill", "Type text into an input (any text-like type), textarea or editable element (replacing its content unless clear=false), with trusted input events; on date, time, datetime-local, month, week, color and range inputs, set the value in the type's format (YYYY-MM-DD, HH:MM, ...) as a picker would.", fill)
 }
 
 /// Input types whose value a picker sets: `fill` sets it in the type's own format.
@@ -64,13 +60,13 @@ async fn fill(context: ToolContext, input: FillInput) -> Result<FillOutput> {
         }
         let set = agent(&context, &located.frame, &SetValue { target: located.address(), text: input.text }).await?;
         let target = Some(ActionTarget::element(located.summary()));
-        let outcome = outcome::finish_with(&context, "fill", target, load_mark, event_mark, waits.settle, false).await?;
+        let outcome = outcome::finish(&context, "fill", target, load_mark, event_mark, waits.settle, false).await?;
         return Ok(FillOutput { outcome, value: set.value });
     }
     let fill = Fill { target: located.address(), text: input.text, clear: input.clear.unwrap_or(true) };
     let filled = agent(&context, &located.frame, &fill).await?;
     let target = Some(ActionTarget::element(located.summary()));
-    let outcome = outcome::finish_with(&context, "fill", target, load_mark, event_mark, waits.settle, false).await?;
+    let outcome = outcome::finish(&context, "fill", target, load_mark, event_mark, waits.settle, false).await?;
     Ok(FillOutput { outcome, value: filled.value })
 }
 
@@ -91,9 +87,7 @@ action_input! {
 
 /// `select`.
 pub(super) fn select_tool() -> Tool {
-    Tool::page("select", "Choose option(s) of a <select> by value, label or index (from 0).", |context, input: SelectInput| {
-        act(context, "select", move |context| select(context, input))
-    })
+    action_tool("select", "Choose option(s) of a <select> by value, label or index (from 0).", select)
 }
 
 /// One option position or a list of them.
@@ -166,7 +160,7 @@ async fn select(context: ToolContext, input: SelectInput) -> Result<SelectOutput
     let answer = agent(&context, &located.frame, &Select { target: located.address(), values, by }).await?;
     let SelectAnswer { selected } = read_agent_answer(AgentOp::Select, answer)?;
     let target = Some(ActionTarget::element(located.summary()));
-    let outcome = outcome::finish(&context, "select", target, load_mark, event_mark, waits.settle).await?;
+    let outcome = outcome::finish(&context, "select", target, load_mark, event_mark, waits.settle, true).await?;
     Ok(SelectOutput { outcome, selected })
 }
 
@@ -177,15 +171,15 @@ action_input! {
 
 /// `check`.
 pub(super) fn check_tool() -> Tool {
-    Tool::page("check", "Check a checkbox, radio or switch (a click, only if it is not checked yet).", |context, input: CheckInput| {
-        act(context, "check", move |context| set_checked(context, input, true))
+    action_tool("check", "Check a checkbox, radio or switch (a click, only if it is not checked yet).", |context, input: CheckInput| {
+        set_checked(context, input, true)
     })
 }
 
 /// `uncheck`.
 pub(super) fn uncheck_tool() -> Tool {
-    Tool::page("uncheck", "Uncheck a checkbox or switch (a click, only if it is checked).", |context, input: CheckInput| {
-        act(context, "uncheck", move |context| set_checked(context, input, false))
+    action_tool("uncheck", "Uncheck a checkbox or switch (a click, only if it is checked).", |context, input: CheckInput| {
+        set_checked(context, input, false)
     })
 }
 
@@ -250,7 +244,7 @@ async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> R
     let event_mark = outcome::event_mark(&context);
     let load_mark = page_agent::input(&context, events).await?;
     let target = Some(ActionTarget::element(located.summary()));
-    let outcome = outcome::finish(&context, name, target, load_mark, event_mark, waits.settle).await?;
+    let outcome = outcome::finish(&context, name, target, load_mark, event_mark, waits.settle, true).await?;
     let after = agent(&context, &located.frame, &Locate { target: located.address(), scroll: false, stable: false }).await?;
     let now = after.checked.unwrap_or(checked);
     if now != wanted {
@@ -261,9 +255,7 @@ async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> R
 
 /// `focus`.
 pub(super) fn focus_tool() -> Tool {
-    Tool::page("focus", "Give an element keyboard focus.", |context, input: ElementTarget| {
-        act(context, "focus", move |context| focus(context, input))
-    })
+    action_tool("focus", "Give an element keyboard focus.", focus)
 }
 
 /// Output of `focus`.

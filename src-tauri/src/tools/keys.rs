@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::action_input::action_input;
 use super::limits::{MAX_TYPED_CHARS, TYPE_DELAY_MS};
-use super::outcome::{self, act, ActionOutcome, ActionTarget};
+use super::outcome::{self, action_tool, ActionOutcome, ActionTarget};
 use super::page_agent::{self, agent};
 use super::targeting::{actionable, ElementTarget, Needs};
 use super::{Tool, ToolContext};
@@ -34,11 +34,7 @@ action_input! {
 
 /// `press`.
 pub(super) fn press_tool() -> Tool {
-    Tool::page(
-        "press",
-        "Press a key or combination (Enter, Tab, Escape, ArrowDown, Control+A, ...) on the focused element, or on the given element after focusing it.",
-        |context, input: PressInput| act(context, "press", move |context| press(context, input)),
-    )
+    action_tool("press", "Press a key or combination (Enter, Tab, Escape, ArrowDown, Control+A, ...) on the focused element, or on the given element after focusing it.", press)
 }
 
 /// Output of `press`.
@@ -87,7 +83,7 @@ async fn press(context: ToolContext, input: PressInput) -> Result<PressOutput> {
     } else {
         page_agent::input(&context, chord_events(&chord)?).await?
     };
-    let outcome = outcome::finish(&context, "press", described, load_mark, event_mark, waits.settle).await?;
+    let outcome = outcome::finish(&context, "press", described, load_mark, event_mark, waits.settle, true).await?;
     Ok(PressOutput { outcome, key: input.key })
 }
 
@@ -147,11 +143,7 @@ pub(crate) struct TypeOutput {
 
 /// `type`.
 pub(super) fn type_tool() -> Tool {
-    Tool::page(
-        "type",
-        "Type text into the given element (focused first) or the focused one, one character at a time with real key events (keydown, keypress, input, keyup; Shift for capitals and symbols), optionally delay_ms apart. For pages that react to keys; fill is faster for plain fields.",
-        |context, input: TypeInput| act(context, "type", move |context| type_text(context, input)),
-    )
+    action_tool("type", "Type text into the given element (focused first) or the focused one, one character at a time with real key events (keydown, keypress, input, keyup; Shift for capitals and symbols), optionally delay_ms apart. For pages that react to keys; fill is faster for plain fields.", type_text)
 }
 
 /// Types text key by key, as a person does on a US keyboard: each character is a keydown,
@@ -191,6 +183,6 @@ async fn type_text(context: ToolContext, input: TypeInput) -> Result<TypeOutput>
             None => page_agent::input(&context, Vec::new()).await?,
         }
     };
-    let outcome = outcome::finish(&context, "type", described, load_mark, event_mark, waits.settle).await?;
+    let outcome = outcome::finish(&context, "type", described, load_mark, event_mark, waits.settle, true).await?;
     Ok(TypeOutput { outcome, typed_chars: input.text.chars().count() })
 }

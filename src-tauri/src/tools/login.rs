@@ -11,8 +11,8 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::limits::{LOGIN_PASSWORD_TIMEOUT_MS, LOGIN_TIMEOUT_MAX_MS, LOGIN_WATCH_TIMEOUT_MS};
 use super::outcome::failure_screenshot;
@@ -94,6 +94,30 @@ pub(crate) struct LoginInput {
     timeout_ms: Option<u64>,
 }
 
+/// Output of `login`: how the attempt ended (a failed login is an answer, not an error).
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct LoginOutput {
+    /// Whether the session is logged in (or, in watch mode, the person pressed Done).
+    ok: bool,
+    /// `password` or `watch`.
+    mode: &'static str,
+    /// `success`, `done` (watch: the person pressed Done), `login_error` or `timeout`.
+    reason: &'static str,
+    /// The page's URL at the end.
+    url: String,
+    /// The session's named profile, which keeps the login (null: anonymous).
+    profile: Option<String>,
+    /// How long the wait for the outcome took.
+    waited_ms: u64,
+    /// What decided success: `success_url_contains`, `success_selector`,
+    /// `password_field_gone`, `url_changed`, `page_text_changed` or `done_button`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signal: Option<&'static str>,
+    /// The error message the page showed (reason `login_error`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_text: Option<String>,
+}
+
 pub(super) fn tool() -> Tool {
     Tool::page(
         "login",
@@ -107,7 +131,7 @@ pub(super) fn tool() -> Tool {
     )
 }
 
-async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<Value> {
+async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<LoginOutput> {
     let timeout = LOGIN_PASSWORD_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
     match (&input.password, input.credential.take()) {
         (Some(_), None) => {}
@@ -183,16 +207,15 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
             Err(_) => continue,
         };
         let url = state.url.clone();
-        let outcome = |ok: bool, reason: &str, signal: Option<&str>| {
-            let mut result = json!({ "ok": ok, "mode": "password", "reason": reason, "url": url,
-                "profile": session.profile, "waited_ms": begun.elapsed().as_millis() as u64 });
-            if let Some(signal) = signal {
-                result["signal"] = json!(signal);
-            }
-            if let Some(error) = &state.error {
-                result["error_text"] = json!(error);
-            }
-            result
+        let outcome = |ok: bool, reason: &'static str, signal: Option<&'static str>| LoginOutput {
+            ok,
+            mode: "password",
+            reason,
+            url: url.clone(),
+            profile: session.profile.clone(),
+            waited_ms: begun.elapsed().as_millis() as u64,
+            signal,
+            error_text: state.error.clone(),
         };
         if state.error.is_some() {
             return Ok(outcome(false, "login_error", None));
@@ -229,7 +252,7 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
 
 /// A person logs in through the takeover window; the agent waits for a success signal
 /// or the Done button.
-async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> {
+async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<LoginOutput> {
     if input.password.is_some() || input.credential.is_some() || input.username.is_some() {
         return Err(Error::bad_request("watch mode takes no credentials: the person types them"));
     }
@@ -250,13 +273,15 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
         tokio::time::sleep(Duration::from_millis(200)).await;
         let watch: Value = context.ask(TabRequest::Watch(WatchChange::Report)).await?;
         let (url, _) = tab.status.get();
-        let finish = |ok: bool, reason: &str, signal: Option<&str>| {
-            let mut result = json!({ "ok": ok, "mode": "watch", "reason": reason, "url": url, "profile": session.profile,
-                "waited_ms": begun.elapsed().as_millis() as u64 });
-            if let Some(signal) = signal {
-                result["signal"] = json!(signal);
-            }
-            result
+        let finish = |ok: bool, reason: &'static str, signal: Option<&'static str>| LoginOutput {
+            ok,
+            mode: "watch",
+            reason,
+            url: url.clone(),
+            profile: session.profile.clone(),
+            waited_ms: begun.elapsed().as_millis() as u64,
+            signal,
+            error_text: None,
         };
         if watch["done_count"].as_u64().unwrap_or(0) > done_before {
             return Ok(finish(true, "done", Some("done_button")));

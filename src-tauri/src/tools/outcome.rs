@@ -5,11 +5,12 @@
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::json;
 
 use super::targeting::{AimedAt, TargetSummary};
-use super::ToolContext;
+use super::{Tool, ToolContext};
 use crate::engine::{ActionSettle, NavigationReport, SettleReport, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::EventKind;
@@ -171,21 +172,10 @@ pub(crate) struct PopupRefused {
     pub(crate) url: String,
 }
 
-/// Waits for the action's consequences and builds its result.
+/// Waits for the action's consequences and builds its result. `wait_frame`: wait an
+/// animation frame first (not needed after in-page edits, whose handlers have already run
+/// when the call returns).
 pub(crate) async fn finish(
-    context: &ToolContext,
-    action: &'static str,
-    target: Option<ActionTarget>,
-    load_mark: u64,
-    event_mark: ActionMark,
-    settle: Duration,
-) -> Result<ActionOutcome> {
-    finish_with(context, action, target, load_mark, event_mark, settle, true).await
-}
-
-/// [`finish`], saying whether to wait a frame first (not needed after in-page edits,
-/// whose handlers have already run when the call returns).
-pub(crate) async fn finish_with(
     context: &ToolContext,
     action: &'static str,
     target: Option<ActionTarget>,
@@ -259,6 +249,17 @@ pub(crate) async fn downloads_since(context: &ToolContext, mark: ActionMark, nav
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// A page tool that is an action: its errors carry a screenshot of the moment.
+pub(crate) fn action_tool<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, handle: Handle) -> Tool
+where
+    Input: DeserializeOwned + JsonSchema + Send + 'static,
+    Output: Serialize + JsonSchema + Send + 'static,
+    Handle: Fn(ToolContext, Input) -> Fut + Copy + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Output>> + Send + 'static,
+{
+    Tool::page(name, description, move |context, input: Input| act(context, name, move |context| handle(context, input)))
 }
 
 /// Runs an action (the registry holds the tab's lock), adding a failure screenshot to its error.

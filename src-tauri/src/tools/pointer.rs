@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::action_input::action_input;
 use super::limits::CLICK_COUNT;
-use super::outcome::{self, act, ActionOutcome, ActionTarget, DragEnds};
+use super::outcome::{self, action_tool, ActionOutcome, ActionTarget, DragEnds};
 use super::page_agent::{self, agent, read_agent_answer};
 use super::targeting::{point_or_element, ElementTarget, Needs};
 use super::{Tool, ToolContext};
@@ -40,11 +40,7 @@ action_input! {
 
 /// `click`.
 pub(super) fn click_tool() -> Tool {
-    Tool::page(
-        "click",
-        "Click an element (ref or selector) or a point with trusted mouse events, after scrolling it into view and checking it is visible, enabled and not covered. Reports navigation, dialogs and blocked popups it caused.",
-        |context, input: ClickInput| act(context, "click", move |context| click(context, input)),
-    )
+    action_tool("click", "Click an element (ref or selector) or a point with trusted mouse events, after scrolling it into view and checking it is visible, enabled and not covered. Reports navigation, dialogs and blocked popups it caused.", click)
 }
 
 async fn click(context: ToolContext, input: ClickInput) -> Result<ActionOutcome> {
@@ -63,7 +59,7 @@ async fn click(context: ToolContext, input: ClickInput) -> Result<ActionOutcome>
     }
     let event_mark = outcome::event_mark(&context);
     let load_mark = page_agent::input(&context, events).await?;
-    outcome::finish(&context, "click", Some(ActionTarget::One(described)), load_mark, event_mark, waits.settle).await
+    outcome::finish(&context, "click", Some(ActionTarget::One(described)), load_mark, event_mark, waits.settle, true).await
 }
 
 action_input! {
@@ -80,9 +76,7 @@ action_input! {
 
 /// `hover`.
 pub(super) fn hover_tool() -> Tool {
-    Tool::page("hover", "Move the mouse over an element (ref or selector) or a point.", |context, input: HoverInput| {
-        act(context, "hover", move |context| hover(context, input))
-    })
+    action_tool("hover", "Move the mouse over an element (ref or selector) or a point.", hover)
 }
 
 async fn hover(context: ToolContext, input: HoverInput) -> Result<ActionOutcome> {
@@ -91,7 +85,7 @@ async fn hover(context: ToolContext, input: HoverInput) -> Result<ActionOutcome>
     let (x, y, described) = point_or_element(&context, &input.element(), (input.x, input.y), needs, waits.actionable).await?;
     let event_mark = outcome::event_mark(&context);
     let load_mark = page_agent::input(&context, vec![InputEvent::MouseMove { x, y, modifiers: Modifiers::default() }]).await?;
-    outcome::finish(&context, "hover", Some(ActionTarget::One(described)), load_mark, event_mark, waits.settle).await
+    outcome::finish(&context, "hover", Some(ActionTarget::One(described)), load_mark, event_mark, waits.settle, true).await
 }
 
 /// One end of a drag.
@@ -131,11 +125,7 @@ action_input! {
 
 /// `drag`.
 pub(super) fn drag_tool() -> Tool {
-    Tool::page(
-        "drag",
-        "Drag from `from` to `to`: press the mouse, move in steps, release (trusted mouse events). When `from` is something the browser drags itself (a draggable=true element, a link, an image, selected text), plays the HTML5 drag-and-drop events in the page instead (text dropped on a field goes in) and answers `html5: true` with `dropped` and `drop_target`.",
-        |context, input: DragInput| act(context, "drag", move |context| drag(context, input)),
-    )
+    action_tool("drag", "Drag from `from` to `to`: press the mouse, move in steps, release (trusted mouse events). When `from` is something the browser drags itself (a draggable=true element, a link, an image, selected text), plays the HTML5 drag-and-drop events in the page instead (text dropped on a field goes in) and answers `html5: true` with `dropped` and `drop_target`.", drag)
 }
 
 /// Mouse moves between a drag's press and release.
@@ -190,7 +180,7 @@ async fn drag(context: ToolContext, input: DragInput) -> Result<DragOutput> {
     if html5["html5"] == true {
         let html5: Html5DragReport = read_agent_answer(AgentOp::Html5Drag, html5)?;
         let load_mark = page_agent::input(&context, Vec::new()).await?;
-        let outcome = outcome::finish(&context, "drag", target, load_mark, event_mark, waits.settle).await?;
+        let outcome = outcome::finish(&context, "drag", target, load_mark, event_mark, waits.settle, true).await?;
         return Ok(DragOutput { outcome, html5 });
     }
     let modifiers = Modifiers::default();
@@ -212,6 +202,6 @@ async fn drag(context: ToolContext, input: DragInput) -> Result<DragOutput> {
         tokio::time::sleep(std::time::Duration::from_millis(30)).await;
         page_agent::input(&context, batch).await?;
     }
-    let outcome = outcome::finish(&context, "drag", target, load_mark, event_mark, waits.settle).await?;
+    let outcome = outcome::finish(&context, "drag", target, load_mark, event_mark, waits.settle, true).await?;
     Ok(DragOutput { outcome, html5: Html5DragReport::default() })
 }

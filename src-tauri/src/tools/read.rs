@@ -2,13 +2,13 @@
 //! JavaScript expression in the page's own world).
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::limits::EXTRACT_MAX_CHARS;
-use super::page_agent::agent;
+use super::page_agent::{agent, read_agent_answer};
 use super::{Tool, ToolContext};
-use crate::engine::agent::Extract;
+use crate::engine::agent::{AgentOp, Extract};
 use crate::engine::TabRequest;
 use crate::error::Error;
 
@@ -58,6 +58,29 @@ pub(crate) struct EvaluateInput {
     expression: String,
 }
 
+/// Output of `extract`.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub(crate) struct ExtractOutput {
+    /// How many elements match the selector.
+    matches: u64,
+    /// Whether a value was cut at `max_chars`.
+    truncated: bool,
+    /// The first match's value (without `all`); absent when it has none (an attribute it
+    /// lacks, a value of an element that takes none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    value: Option<String>,
+    /// With `all`: every match's value (up to 200), null where a match has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    values: Option<Vec<Option<String>>>,
+}
+
+/// Output of `evaluate`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct EvaluateOutput {
+    /// The expression's value, as JSON (whatever the page's script returns).
+    value: Value,
+}
+
 pub(super) fn tools() -> Vec<Tool> {
     vec![
         Tool::page(
@@ -75,11 +98,8 @@ pub(super) fn tools() -> Vec<Tool> {
                     ExtractMode::Value => "value",
                 };
                 let request = Extract { selector: input.selector, mode, attribute: input.attribute, max_chars, all: input.all };
-                let mut result = agent(&context, &[], &request).await?;
-                if let Some(object) = result.as_object_mut() {
-                    object.retain(|_, value| !value.is_null());
-                }
-                Ok(result)
+                let answer = agent(&context, &[], &request).await?;
+                read_agent_answer::<ExtractOutput>(AgentOp::Extract, answer)
             },
         ),
         Tool::page(
@@ -90,7 +110,7 @@ pub(super) fn tools() -> Vec<Tool> {
                     return Err(Error::bad_request("expression is empty"));
                 }
                 let value: Value = context.ask(TabRequest::EvaluatePage { expression: input.expression }).await?;
-                Ok(json!({ "value": value }))
+                Ok(EvaluateOutput { value })
             },
         ),
     ]

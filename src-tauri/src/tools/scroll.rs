@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::outcome::act;
+use super::outcome::action_tool;
 use super::page_agent::agent;
 use super::targeting::{locate, ElementTarget, TargetSummary};
 use super::{Tool, ToolContext};
@@ -42,16 +42,12 @@ async fn scroll(context: ToolContext, input: ScrollInput) -> Result<ScrollOutput
 
 /// `scroll`.
 pub(super) fn scroll_tool() -> Tool {
-    Tool::page("scroll", "Scroll the page by dx, dy pixels.", |context, input: ScrollInput| {
-        act(context, "scroll", move |context| scroll(context, input))
-    })
+    action_tool("scroll", "Scroll the page by dx, dy pixels.", scroll)
 }
 
 /// `scroll_into_view`.
 pub(super) fn scroll_into_view_tool() -> Tool {
-    Tool::page("scroll_into_view", "Scroll until an element is in the middle of the viewport.", |context, input: ElementTarget| {
-        act(context, "scroll_into_view", move |context| scroll_into_view(context, input))
-    })
+    action_tool("scroll_into_view", "Scroll until an element is in the middle of the viewport.", scroll_into_view)
 }
 
 /// Output of `scroll_into_view`.
