@@ -188,7 +188,7 @@ pub(super) fn uncheck_tool() -> Tool {
 #[serde(untagged)]
 pub(crate) enum CheckOutput {
     /// The element was clicked and changed.
-    Clicked(CheckClicked),
+    Clicked(Box<CheckClicked>),
     /// The element already was as wanted: nothing was done.
     AlreadyThere(CheckUnchanged),
 }
@@ -250,7 +250,7 @@ async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> R
     if now != wanted {
         return Err(Error::new(ErrorCode::ScriptError, format!("the click did not {name} the element (the page kept it as it was)")));
     }
-    Ok(CheckOutput::Clicked(CheckClicked { outcome, changed: true, checked: now }))
+    Ok(CheckOutput::Clicked(Box::new(CheckClicked { outcome, changed: true, checked: now })))
 }
 
 /// `focus`.
