@@ -257,7 +257,7 @@ impl AgentRequest for FrameBox {
 }
 
 /// A box in a document's viewport.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, schemars::JsonSchema)]
 pub struct Rect {
     /// Left.
     pub x: f64,
@@ -381,7 +381,7 @@ impl AgentRequest for ScrollBy {
 }
 
 /// Where the document is scrolled to.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, schemars::JsonSchema)]
 pub struct ScrollPosition {
     /// Horizontal scroll (whole CSS pixels).
     pub scroll_x: i64,

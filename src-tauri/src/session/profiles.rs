@@ -14,7 +14,7 @@ use crate::error::{Error, ErrorCode, Result};
 pub const MAX_PROFILES: usize = 64;
 
 /// A profile as listed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ProfileInfo {
     /// Its name.
     pub name: String,

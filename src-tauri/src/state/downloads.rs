@@ -51,7 +51,7 @@ pub struct DownloadPolicy {
 pub use crate::events::DownloadStatus;
 
 /// One download, as `list_downloads` answers it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DownloadRecord {
     /// `dl-<hex>`.
     pub download_id: String,

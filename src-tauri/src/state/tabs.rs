@@ -187,7 +187,7 @@ impl TabState {
 }
 
 /// What `tab_list` says about a tab.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TabSummary {
     /// Short id.
     pub tab: String,

@@ -3,14 +3,13 @@
 //! accepted and confirm/prompt dismissed, and every dialog is recorded as an event.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::{Tool, ToolContext};
 use crate::state::DialogPolicy;
 
 /// Accept or dismiss.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum DialogAction {
     /// OK / leave page.
@@ -35,6 +34,19 @@ pub(crate) struct DialogInput {
     persist: bool,
 }
 
+/// Output of `dialog`: the policy now in force.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct DialogOutput {
+    /// Always true.
+    ok: bool,
+    /// `accept`, `dismiss` or `default`.
+    action: DialogAction,
+    /// Whether it applies to every later dialog.
+    persist: bool,
+    /// What an accepted prompt answers (null: its default text).
+    prompt_text: Option<String>,
+}
+
 pub(super) fn tool() -> Tool {
     Tool::tab(
         "dialog",
@@ -50,8 +62,7 @@ pub(super) fn tool() -> Tool {
                 persist: input.persist,
             };
             *context.tab()?.dialog_policy.lock().expect("dialog policy poisoned") = policy.clone();
-            Ok(json!({ "ok": true, "action": format!("{:?}", input.action).to_lowercase(), "persist": policy.persist,
-                "prompt_text": policy.prompt_text }))
+            Ok(DialogOutput { ok: true, action: input.action, persist: policy.persist, prompt_text: policy.prompt_text })
         },
     )
 }

@@ -5,13 +5,14 @@
 use std::path::PathBuf;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{at_most, Tool, ToolContext};
+use super::limits::LIST_DOWNLOADS_LIMIT;
+use super::{Tool, ToolContext};
 use crate::engine::SessionRequest;
 use crate::error::{Error, ErrorCode, Result};
-use crate::state::downloads::{DownloadBehavior, DownloadPolicy, DownloadStatus, MAX_DOWNLOAD_RECORDS};
+use crate::state::downloads::{DownloadBehavior, DownloadPolicy, DownloadRecord, DownloadStatus};
 
 /// Input of `set_download_behavior`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -49,6 +50,36 @@ pub(crate) struct CancelDownloadInput {
     download_id: String,
 }
 
+/// Output of `set_download_behavior`: the policy now in force.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct DownloadBehaviorOutput {
+    /// `session`: the policy holds for every tab of the session.
+    scope: &'static str,
+    /// `accept` or `deny`.
+    behavior: DownloadBehavior,
+    /// Where accepted downloads go.
+    download_path: String,
+    /// Whether downloads are recorded in the session's events.
+    events_enabled: bool,
+}
+
+/// Output of `list_downloads`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ListDownloadsOutput {
+    /// The downloads, newest first.
+    downloads: Vec<DownloadRecord>,
+}
+
+/// Output of `cancel_download`: the download's record after the call.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct CancelDownloadOutput {
+    /// The record.
+    #[serde(flatten)]
+    record: DownloadRecord,
+    /// true: it was running and is cancelled; false: it had already ended.
+    canceled: bool,
+}
+
 pub(super) fn tools() -> Vec<Tool> {
     vec![
         Tool::session(
@@ -65,22 +96,26 @@ pub(super) fn tools() -> Vec<Tool> {
                 };
                 let policy = DownloadPolicy { behavior: input.behavior, path, events_enabled: input.events_enabled.unwrap_or(true) };
                 downloads.set_policy(policy.clone());
-                Ok(json!({ "scope": "session", "behavior": policy.behavior, "download_path": policy.path.display().to_string(),
-                    "events_enabled": policy.events_enabled }))
+                Ok(DownloadBehaviorOutput {
+                    scope: "session",
+                    behavior: policy.behavior,
+                    download_path: policy.path.display().to_string(),
+                    events_enabled: policy.events_enabled,
+                })
             },
         ),
         Tool::session(
             "list_downloads",
             "List the session's recent downloads, newest first (at most 100 are kept): id, tab, url, suggested and saved name, status (started, in_progress, completed, canceled, denied, failed), bytes, MIME type, sha256 when completed, times, error.",
             |context: ToolContext, input: ListDownloadsInput| async move {
-                let limit = at_most(input.limit, 20, MAX_DOWNLOAD_RECORDS, "limit")?;
+                let limit = LIST_DOWNLOADS_LIMIT.read(input.limit, "limit")?;
                 if limit == 0 {
                     return Err(Error::bad_request("limit must be at least 1"));
                 }
                 if let Some(tab) = &input.tab {
                     context.session.tabs.get(Some(tab))?;
                 }
-                Ok(json!({ "downloads": context.session.downloads.list(limit, input.tab.as_deref()) }))
+                Ok(ListDownloadsOutput { downloads: context.session.downloads.list(limit, input.tab.as_deref()) })
             },
         ),
         Tool::session(
@@ -96,9 +131,7 @@ pub(super) fn tools() -> Vec<Tool> {
                 if running {
                     session.engine.session::<bool>(&session.id, SessionRequest::CancelDownload { download_id: input.download_id }).await?;
                 }
-                let mut answer = serde_json::to_value(&record).map_err(|error| Error::internal(error.to_string()))?;
-                answer["canceled"] = json!(running);
-                Ok(answer)
+                Ok(CancelDownloadOutput { record, canceled: running })
             },
         ),
     ]

@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::limits::EVENTS_LIMIT;
 use super::numbers::{lenient, lenient_schema};
 use super::{Tool, ToolContext};
 use crate::error::Error;
@@ -33,9 +34,9 @@ pub(super) fn tool() -> Tool {
         "events",
         "Read the session's actions and page events (navigation, load, load_failed, crash, popup, popup_blocked, download_started, download_finished, file_chooser, dialog, tab_closed, permission_denied, ...) with seq greater than `after`, optionally only one tab's (`tab`) or one type's (`type`); pass the returned cursor as the next `after`. Without `after`: the newest `limit` events (oldest first) and older_omitted, how many older ones matched.",
         |context: ToolContext, input: EventsInput| async move {
-            let limit = input.limit.unwrap_or(200);
-            if !(1..=1000).contains(&limit) {
-                return Err(Error::bad_request("limit must be between 1 and 1000"));
+            let limit = input.limit.unwrap_or(EVENTS_LIMIT.default);
+            if !(1..=EVENTS_LIMIT.max).contains(&limit) {
+                return Err(Error::bad_request(format!("limit must be between 1 and {}", EVENTS_LIMIT.max)));
             }
             if let Some(tab) = &input.tab {
                 context.session.tabs.get(Some(tab))?;

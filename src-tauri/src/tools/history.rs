@@ -3,7 +3,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{millis, navigate, Tool, ToolContext};
+use super::limits::{LOAD_TIMEOUT_MS, NAVIGATION_SETTLE_MS};
+use super::{navigate, Tool, ToolContext};
 use crate::engine::{HistoryAction, TabRequest};
 
 /// Input of `history`.
@@ -14,11 +15,11 @@ pub(crate) struct HistoryInput {
     pub action: HistoryAction,
     /// Upper bound in ms for waiting until the page is quiet (default 3000, max 60000).
     #[serde(default)]
-    #[schemars(range(max = 60000))]
+    #[schemars(range(max = NAVIGATION_SETTLE_MS.max))]
     pub settle_ms: Option<u64>,
     /// Upper bound in ms for the load itself (default 30000, max 120000).
     #[serde(default)]
-    #[schemars(range(max = 120000))]
+    #[schemars(range(max = LOAD_TIMEOUT_MS.max))]
     pub timeout_ms: Option<u64>,
 }
 
@@ -27,8 +28,8 @@ pub(super) fn tool() -> Tool {
         "history",
         "Go back, go forward or reload the page, then wait for load and quiet like navigate.",
         |context: ToolContext, input: HistoryInput| async move {
-            let timeout = millis(input.timeout_ms, 30_000, 120_000, "timeout_ms")?;
-            let settle = millis(input.settle_ms, 3_000, 60_000, "settle_ms")?;
+            let timeout = LOAD_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
+            let settle = NAVIGATION_SETTLE_MS.millis(input.settle_ms, "settle_ms")?;
             let navigation = context.ask(TabRequest::History { action: input.action, timeout, settle }).await?;
             navigate::output(&context, navigation)
         },

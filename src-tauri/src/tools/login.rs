@@ -11,11 +11,14 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::page::{self, agent, check_actionable, locate, ElementTarget};
-use super::{millis, Tool, ToolContext};
+use super::limits::{LOGIN_PASSWORD_TIMEOUT_MS, LOGIN_TIMEOUT_MAX_MS, LOGIN_WATCH_TIMEOUT_MS};
+use super::outcome::failure_screenshot;
+use super::page_agent::{self, agent};
+use super::targeting::{check_actionable, locate, ElementTarget};
+use super::{Tool, ToolContext};
 use crate::engine::agent::{ElementAddress, Fill, LoginForm, LoginState};
 use crate::engine::{InputEvent, Modifiers, MouseButton, TabRequest, WatchChange};
 use crate::error::{Error, Result};
@@ -87,8 +90,32 @@ pub(crate) struct LoginInput {
     /// How long to wait for the outcome in ms (default 15000 for password, 180000 for
     /// watch; max 600000). A watch that times out leaves the window open for the person.
     #[serde(default)]
-    #[schemars(range(max = 600000))]
+    #[schemars(range(max = LOGIN_TIMEOUT_MAX_MS))]
     timeout_ms: Option<u64>,
+}
+
+/// Output of `login`: how the attempt ended (a failed login is an answer, not an error).
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct LoginOutput {
+    /// Whether the session is logged in (or, in watch mode, the person pressed Done).
+    ok: bool,
+    /// `password` or `watch`.
+    mode: &'static str,
+    /// `success`, `done` (watch: the person pressed Done), `login_error` or `timeout`.
+    reason: &'static str,
+    /// The page's URL at the end.
+    url: String,
+    /// The session's named profile, which keeps the login (null: anonymous).
+    profile: Option<String>,
+    /// How long the wait for the outcome took.
+    waited_ms: u64,
+    /// What decided success: `success_url_contains`, `success_selector`,
+    /// `password_field_gone`, `url_changed`, `page_text_changed` or `done_button`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signal: Option<&'static str>,
+    /// The error message the page showed (reason `login_error`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_text: Option<String>,
 }
 
 pub(super) fn tool() -> Tool {
@@ -104,8 +131,8 @@ pub(super) fn tool() -> Tool {
     )
 }
 
-async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<Value> {
-    let timeout = millis(input.timeout_ms, 15_000, 600_000, "timeout_ms")?;
+async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<LoginOutput> {
+    let timeout = LOGIN_PASSWORD_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
     match (&input.password, input.credential.take()) {
         (Some(_), None) => {}
         (None, Some(name)) => {
@@ -154,7 +181,7 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
             let located = locate(context, &reference(submit), true).await?;
             check_actionable(&located, true)?;
             let (x, y, modifiers) = (located.x, located.y, Modifiers::default());
-            page::input(
+            page_agent::input(
                 context,
                 vec![
                     InputEvent::MouseMove { x, y, modifiers },
@@ -167,7 +194,7 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
         None => {
             let enter = crate::engine::keys::resolve("Enter", false).and_then(|key| crate::engine::keyval(&key)).unwrap_or(0);
             let stroke = crate::engine::KeyStroke { keyval: enter, modifiers: Modifiers::default() };
-            page::input(context, vec![InputEvent::KeyDown(stroke), InputEvent::KeyUp(stroke)]).await?;
+            page_agent::input(context, vec![InputEvent::KeyDown(stroke), InputEvent::KeyUp(stroke)]).await?;
         }
     }
 
@@ -180,16 +207,15 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
             Err(_) => continue,
         };
         let url = state.url.clone();
-        let outcome = |ok: bool, reason: &str, signal: Option<&str>| {
-            let mut result = json!({ "ok": ok, "mode": "password", "reason": reason, "url": url,
-                "profile": session.profile, "waited_ms": begun.elapsed().as_millis() as u64 });
-            if let Some(signal) = signal {
-                result["signal"] = json!(signal);
-            }
-            if let Some(error) = &state.error {
-                result["error_text"] = json!(error);
-            }
-            result
+        let outcome = |ok: bool, reason: &'static str, signal: Option<&'static str>| LoginOutput {
+            ok,
+            mode: "password",
+            reason,
+            url: url.clone(),
+            profile: session.profile.clone(),
+            waited_ms: begun.elapsed().as_millis() as u64,
+            signal,
+            error_text: state.error.clone(),
         };
         if state.error.is_some() {
             return Ok(outcome(false, "login_error", None));
@@ -218,7 +244,7 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
             return Ok(outcome(true, "success", Some(signal)));
         }
         if begun.elapsed() >= timeout {
-            let _ = page::failure_screenshot(context, "login").await;
+            let _ = failure_screenshot(context, "login").await;
             return Ok(outcome(false, "timeout", None));
         }
     }
@@ -226,11 +252,11 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
 
 /// A person logs in through the takeover window; the agent waits for a success signal
 /// or the Done button.
-async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> {
+async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<LoginOutput> {
     if input.password.is_some() || input.credential.is_some() || input.username.is_some() {
         return Err(Error::bad_request("watch mode takes no credentials: the person types them"));
     }
-    let timeout = millis(input.timeout_ms, 180_000, 600_000, "timeout_ms")?;
+    let timeout = LOGIN_WATCH_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
     let session = &context.session;
     let tab = context.tab()?.clone();
     let find_form = LoginForm { username_selector: None, password_selector: input.password_selector.clone(), submit_selector: None };
@@ -247,13 +273,15 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<Value> 
         tokio::time::sleep(Duration::from_millis(200)).await;
         let watch: Value = context.ask(TabRequest::Watch(WatchChange::Report)).await?;
         let (url, _) = tab.status.get();
-        let finish = |ok: bool, reason: &str, signal: Option<&str>| {
-            let mut result = json!({ "ok": ok, "mode": "watch", "reason": reason, "url": url, "profile": session.profile,
-                "waited_ms": begun.elapsed().as_millis() as u64 });
-            if let Some(signal) = signal {
-                result["signal"] = json!(signal);
-            }
-            result
+        let finish = |ok: bool, reason: &'static str, signal: Option<&'static str>| LoginOutput {
+            ok,
+            mode: "watch",
+            reason,
+            url: url.clone(),
+            profile: session.profile.clone(),
+            waited_ms: begun.elapsed().as_millis() as u64,
+            signal,
+            error_text: None,
         };
         if watch["done_count"].as_u64().unwrap_or(0) > done_before {
             return Ok(finish(true, "done", Some("done_button")));

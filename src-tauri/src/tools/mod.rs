@@ -5,26 +5,34 @@
 //!
 //! Handlers are plain async Rust: they know sessions and the engine, not HTTP.
 
-mod actions;
+mod action_input;
 mod assert;
 mod close;
 mod console;
 mod dialog;
 mod downloads;
 mod events;
+mod forms;
 mod history;
+mod keys;
+mod limits;
 mod login;
 mod navigate;
 mod network;
 mod numbers;
 mod observe;
-pub(crate) mod page;
+mod outcome;
+mod page_agent;
+mod pointer;
 mod profiles;
 mod read;
 mod run_steps;
+mod scroll;
 mod snapshot;
 mod tabs;
+mod targeting;
 mod upload;
+mod wait;
 mod wait_for_event;
 mod watch;
 
@@ -200,7 +208,7 @@ impl Tool {
         if scope != Scope::Session {
             add_tab_property(&mut input_schema);
         }
-        let output_schema = schema_of::<Output>();
+        let output_schema = output_schema_of::<Output>();
         Tool { name, description, input_schema, output_schema, scope, presentation: Presentation::default(), parse }
     }
 }
@@ -209,6 +217,18 @@ impl Tool {
 /// MCP and the CLI describe inputs with.
 pub fn schema_of<Input: JsonSchema>() -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(Input)).unwrap_or_else(|_| json!({}));
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+    }
+    schema
+}
+
+/// The JSON Schema of a result type as it is written (serde's serialize side: a field
+/// skipped when empty is optional, an `Option` that is always written is required and may
+/// be null), without the meta-schema line.
+pub fn output_schema_of<Output: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
+    let mut schema = serde_json::to_value(generator.into_root_schema_for::<Output>()).unwrap_or_else(|_| json!({}));
     if let Some(object) = schema.as_object_mut() {
         object.remove("$schema");
     }
@@ -281,7 +301,23 @@ impl ToolRegistry {
     pub fn standard() -> ToolRegistry {
         let mut tools = vec![navigate::tool(), history::tool(), snapshot::tool(), observe::tool()];
         tools.extend(read::tools());
-        tools.extend(actions::tools());
+        // The actions, in the order the catalogue has always listed them.
+        tools.extend([
+            pointer::click_tool(),
+            forms::fill_tool(),
+            keys::press_tool(),
+            keys::type_tool(),
+            pointer::hover_tool(),
+            forms::select_tool(),
+            forms::check_tool(),
+            forms::uncheck_tool(),
+            forms::focus_tool(),
+            scroll::scroll_tool(),
+            scroll::scroll_into_view_tool(),
+            pointer::drag_tool(),
+            wait::wait_for_tool(),
+            wait::sleep_tool(),
+        ]);
         tools.extend([
             dialog::tool(),
             assert::tool(),
@@ -445,18 +481,9 @@ pub(crate) fn whole_floats_to_integers(value: &mut Value) {
     }
 }
 
-/// Clamps an optional millisecond value to `[0, max]`, with a default.
-pub(crate) fn millis(value: Option<u64>, default: u64, max: u64, field: &str) -> Result<std::time::Duration> {
-    at_most(value, default, max, field).map(std::time::Duration::from_millis)
-}
-
-/// An optional input with its default, refused above `max`.
+/// An optional input with its default, refused above `max` (see [`limits::Bounded::read`]).
 pub(crate) fn at_most<T: PartialOrd + Copy + std::fmt::Display>(value: Option<T>, default: T, max: T, field: &str) -> Result<T> {
-    let value = value.unwrap_or(default);
-    if value > max {
-        return Err(Error::bad_request(format!("{field} must be at most {max}")));
-    }
-    Ok(value)
+    limits::Bounded { default, max }.read(value, field)
 }
 
 #[cfg(test)]

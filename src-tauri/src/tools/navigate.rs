@@ -3,7 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{millis, page, Tool, ToolContext};
+use super::limits::{LOAD_TIMEOUT_MS, NAVIGATION_SETTLE_MS};
+use super::{outcome, Tool, ToolContext};
 use crate::engine::{NavigationReport, TabRequest};
 use crate::error::{Error, Result};
 
@@ -15,11 +16,11 @@ pub(crate) struct NavigateInput {
     pub url: String,
     /// Upper bound in ms for waiting, after load, until the DOM and network are quiet (default 3000, max 60000).
     #[serde(default)]
-    #[schemars(range(max = 60000))]
+    #[schemars(range(max = NAVIGATION_SETTLE_MS.max))]
     pub settle_ms: Option<u64>,
     /// Upper bound in ms for the load itself (default 30000, max 120000).
     #[serde(default)]
-    #[schemars(range(max = 120000))]
+    #[schemars(range(max = LOAD_TIMEOUT_MS.max))]
     pub timeout_ms: Option<u64>,
 }
 
@@ -34,10 +35,9 @@ pub(crate) struct NavigateOutput {
     pub navigated: bool,
     /// How the load and settle went.
     pub navigation: NavigationReport,
-    /// The downloads the URL started instead of a page (`{download_id, url,
-    /// suggested_filename}`), when it was one.
+    /// The downloads the URL started instead of a page, when it was one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub downloads: Vec<serde_json::Value>,
+    pub downloads: Vec<outcome::DownloadBegun>,
 }
 
 pub(super) fn tool() -> Tool {
@@ -46,9 +46,9 @@ pub(super) fn tool() -> Tool {
         "Open an http(s) URL in the session and wait until it has loaded and the DOM and network are quiet (up to settle_ms). Reports http_status, net_error and settle details.",
         |context: ToolContext, input: NavigateInput| async move {
             let url = crate::urls::check_navigation_url(&input.url)?;
-            let timeout = millis(input.timeout_ms, 30_000, 120_000, "timeout_ms")?;
-            let settle = millis(input.settle_ms, 3_000, 60_000, "settle_ms")?;
-            let mark = page::event_mark(&context);
+            let timeout = LOAD_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
+            let settle = NAVIGATION_SETTLE_MS.millis(input.settle_ms, "settle_ms")?;
+            let mark = outcome::event_mark(&context);
             match context.ask(TabRequest::Navigate { url: url.to_string(), timeout, settle }).await {
                 Ok(navigation) => output(&context, navigation),
                 Err(error) => became_download(&context, mark, error).await,
@@ -65,10 +65,10 @@ pub(super) fn output(context: &ToolContext, navigation: NavigationReport) -> Res
 
 /// A load that failed because its response became a download is not an error: the page
 /// stays, and the answer names the download. Any other failure stays the error it is.
-async fn became_download(context: &ToolContext, mark: page::ActionMark, error: Error) -> Result<NavigateOutput> {
+async fn became_download(context: &ToolContext, mark: outcome::ActionMark, error: Error) -> Result<NavigateOutput> {
     let report: Option<NavigationReport> = serde_json::from_value(error.details["navigation"].clone()).ok();
-    let Some(report) = report.filter(page::is_download_interruption) else { return Err(error) };
-    let downloads = page::downloads_since(context, mark, &Some(report.clone())).await;
+    let Some(report) = report.filter(outcome::is_download_interruption) else { return Err(error) };
+    let downloads = outcome::downloads_since(context, mark, &Some(report.clone())).await;
     if downloads.is_empty() {
         return Err(error);
     }

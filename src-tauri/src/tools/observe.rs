@@ -3,12 +3,13 @@
 
 use base64::Engine as _;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-use super::{at_most, Presentation, Tool, ToolContext};
+use super::limits::OBSERVE_MAX_CHARS;
+use super::{Presentation, Tool, ToolContext};
 use crate::engine::{Frame, TabRequest};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 
 const OBSERVE_LIGHT: &str = include_str!("../engine/scripts/observe_light.js");
 
@@ -32,8 +33,70 @@ pub(crate) struct ObserveInput {
     pub mode: ObserveMode,
     /// Characters of visible text in the summary (0-100000, default 2000).
     #[serde(default)]
-    #[schemars(range(max = 100000))]
+    #[schemars(range(max = OBSERVE_MAX_CHARS.max))]
     pub max_chars: Option<usize>,
+}
+
+/// Output of `observe`: what `observe_light.js` reads of the page, and the screenshot.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub(crate) struct ObserveOutput {
+    /// The page's URL.
+    url: String,
+    /// Its title.
+    title: String,
+    /// `document.readyState`: `loading`, `interactive` or `complete`.
+    ready_state: String,
+    /// `document.visibilityState`.
+    visibility_state: String,
+    /// The viewport and the document's size and scroll.
+    viewport: ObservedViewport,
+    /// Elements in the document.
+    element_count: u64,
+    /// Interactive elements (links, buttons, fields, ...), visible or not.
+    interactive_count: u64,
+    /// The visible text, whitespace-collapsed, at most `max_chars`.
+    text: String,
+    /// Characters of the whole visible text.
+    text_length: u64,
+    /// Whether `text` was cut at `max_chars`.
+    truncated: bool,
+    /// With mode `screenshot`: a PNG of exactly the viewport.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    screenshot: Option<ViewportScreenshot>,
+}
+
+/// The viewport as `observe` reports it (CSS px).
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub(crate) struct ObservedViewport {
+    /// `innerWidth`.
+    width: i64,
+    /// `innerHeight`.
+    height: i64,
+    /// `devicePixelRatio`, as the page gives it (1, 1.25, ...).
+    device_pixel_ratio: serde_json::Number,
+    /// Horizontal scroll (rounded).
+    scroll_x: i64,
+    /// Vertical scroll (rounded).
+    scroll_y: i64,
+    /// The document's scroll width.
+    document_width: i64,
+    /// The document's scroll height.
+    document_height: i64,
+}
+
+/// A screenshot of the viewport.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub(crate) struct ViewportScreenshot {
+    /// `image/png`.
+    mime_type: String,
+    /// Pixels across.
+    width: u32,
+    /// Pixels down.
+    height: u32,
+    /// Size of the PNG.
+    bytes: usize,
+    /// The PNG, base64.
+    data: String,
 }
 
 pub(super) fn tool() -> Tool {
@@ -41,10 +104,10 @@ pub(super) fn tool() -> Tool {
         "observe",
         "Look at the page cheaply: url, title, readyState, viewport and scroll, element and interactive counts, and a visible-text summary of max_chars. mode=screenshot adds a base64 PNG of exactly the viewport.",
         |context: ToolContext, input: ObserveInput| async move {
-            let max_chars = at_most(input.max_chars, 2000, 100_000, "max_chars")?;
+            let max_chars = OBSERVE_MAX_CHARS.read(input.max_chars, "max_chars")?;
             let mut observation = light(&context, max_chars).await?;
             if let ObserveMode::Screenshot = input.mode {
-                observation["screenshot"] = screenshot(&context).await?;
+                observation.screenshot = Some(screenshot(&context).await?);
             }
             Ok(observation)
         },
@@ -52,22 +115,24 @@ pub(super) fn tool() -> Tool {
     .presented(Presentation { image_field: Some("screenshot"), ..Presentation::default() })
 }
 
-async fn light(context: &ToolContext, max_chars: usize) -> Result<Value> {
+async fn light(context: &ToolContext, max_chars: usize) -> Result<ObserveOutput> {
     let body = format!("const args = {};\n{OBSERVE_LIGHT}", json!({ "max_chars": max_chars }));
-    context.ask(TabRequest::Evaluate { body }).await
+    let observed: serde_json::Value = context.ask(TabRequest::Evaluate { body }).await?;
+    serde_json::from_value(observed)
+        .map_err(|error| Error::new(ErrorCode::ScriptError, format!("the page's observation is unreadable: {error}")))
 }
 
-async fn screenshot(context: &ToolContext) -> Result<Value> {
+async fn screenshot(context: &ToolContext) -> Result<ViewportScreenshot> {
     let frame: Frame = context.ask(TabRequest::Screenshot).await?;
     let (width, height) = (frame.width, frame.height);
     let png = tokio::task::spawn_blocking(move || crate::engine::png::encode(&frame))
         .await
         .map_err(|error| Error::internal(format!("PNG encoder stopped: {error}")))??;
-    Ok(json!({
-        "mime_type": "image/png",
-        "width": width,
-        "height": height,
-        "bytes": png.len(),
-        "data": base64::engine::general_purpose::STANDARD.encode(&png),
-    }))
+    Ok(ViewportScreenshot {
+        mime_type: "image/png".into(),
+        width,
+        height,
+        bytes: png.len(),
+        data: base64::engine::general_purpose::STANDARD.encode(&png),
+    })
 }

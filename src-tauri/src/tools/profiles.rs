@@ -1,11 +1,11 @@
 //! `profiles`: list the named login profiles, or clear (delete) one that no session uses.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::{Tool, ToolContext};
 use crate::error::Error;
+use crate::session::ProfileInfo;
 
 /// What to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -28,6 +28,34 @@ pub(crate) struct ProfilesInput {
     name: Option<String>,
 }
 
+/// Output of `profiles`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum ProfilesOutput {
+    /// `list`.
+    Listed(ProfileList),
+    /// `clear`.
+    Cleared(ProfileCleared),
+}
+
+/// The profiles, as `list` answers them.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ProfileList {
+    /// Every named profile.
+    profiles: Vec<ProfileInfo>,
+}
+
+/// A profile `clear` deleted.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ProfileCleared {
+    /// Always true.
+    ok: bool,
+    /// The profile.
+    name: String,
+    /// Always true.
+    cleared: bool,
+}
+
 pub(super) fn tool() -> Tool {
     Tool::session(
         "profiles",
@@ -35,11 +63,11 @@ pub(super) fn tool() -> Tool {
         |context: ToolContext, input: ProfilesInput| async move {
             let store = context.sessions.profiles();
             match input.action {
-                ProfilesAction::List => Ok(json!({ "profiles": store.list() })),
+                ProfilesAction::List => Ok(ProfilesOutput::Listed(ProfileList { profiles: store.list() })),
                 ProfilesAction::Clear => {
                     let name = input.name.ok_or_else(|| Error::bad_request("clear needs a name"))?;
                     store.delete(&name)?;
-                    Ok(json!({ "ok": true, "name": name, "cleared": true }))
+                    Ok(ProfilesOutput::Cleared(ProfileCleared { ok: true, name, cleared: true }))
                 }
             }
         },

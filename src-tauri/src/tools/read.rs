@@ -2,12 +2,13 @@
 //! JavaScript expression in the page's own world).
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::page::agent;
-use super::{at_most, Tool, ToolContext};
-use crate::engine::agent::Extract;
+use super::limits::EXTRACT_MAX_CHARS;
+use super::page_agent::{agent, read_agent_answer};
+use super::{Tool, ToolContext};
+use crate::engine::agent::{AgentOp, Extract};
 use crate::engine::TabRequest;
 use crate::error::Error;
 
@@ -40,7 +41,7 @@ pub(crate) struct ExtractInput {
     attribute: Option<String>,
     /// Characters per value at most (default 4000, max 200000).
     #[serde(default)]
-    #[schemars(range(max = 200000))]
+    #[schemars(range(max = EXTRACT_MAX_CHARS.max))]
     max_chars: Option<usize>,
     /// Every match (up to 200) instead of the first.
     #[serde(default)]
@@ -57,13 +58,36 @@ pub(crate) struct EvaluateInput {
     expression: String,
 }
 
+/// Output of `extract`.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub(crate) struct ExtractOutput {
+    /// How many elements match the selector.
+    matches: u64,
+    /// Whether a value was cut at `max_chars`.
+    truncated: bool,
+    /// The first match's value (without `all`); absent when it has none (an attribute it
+    /// lacks, a value of an element that takes none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    value: Option<String>,
+    /// With `all`: every match's value (up to 200), null where a match has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    values: Option<Vec<Option<String>>>,
+}
+
+/// Output of `evaluate`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct EvaluateOutput {
+    /// The expression's value, as JSON (whatever the page's script returns).
+    value: Value,
+}
+
 pub(super) fn tools() -> Vec<Tool> {
     vec![
         Tool::page(
             "extract",
             "Read the text, HTML, an attribute or the value of the element(s) matching a selector.",
             |context: ToolContext, input: ExtractInput| async move {
-                let max_chars = at_most(input.max_chars, 4000, 200_000, "max_chars")?;
+                let max_chars = EXTRACT_MAX_CHARS.read(input.max_chars, "max_chars")?;
                 if input.mode == ExtractMode::Attribute && input.attribute.is_none() {
                     return Err(Error::bad_request("mode attribute needs `attribute`"));
                 }
@@ -74,11 +98,8 @@ pub(super) fn tools() -> Vec<Tool> {
                     ExtractMode::Value => "value",
                 };
                 let request = Extract { selector: input.selector, mode, attribute: input.attribute, max_chars, all: input.all };
-                let mut result = agent(&context, &[], &request).await?;
-                if let Some(object) = result.as_object_mut() {
-                    object.retain(|_, value| !value.is_null());
-                }
-                Ok(result)
+                let answer = agent(&context, &[], &request).await?;
+                read_agent_answer::<ExtractOutput>(AgentOp::Extract, answer)
             },
         ),
         Tool::page(
@@ -89,7 +110,7 @@ pub(super) fn tools() -> Vec<Tool> {
                     return Err(Error::bad_request("expression is empty"));
                 }
                 let value: Value = context.ask(TabRequest::EvaluatePage { expression: input.expression }).await?;
-                Ok(json!({ "value": value }))
+                Ok(EvaluateOutput { value })
             },
         ),
     ]

@@ -5,14 +5,15 @@
 //! As JSON, or as compact text (one line per element) for model context; optionally only
 //! the changes since the previous snapshot.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::page::agent;
+use super::limits::{SNAPSHOT_MAX_CHARS, SNAPSHOT_MAX_ITEMS};
+use super::page_agent::agent;
 use super::{Presentation, Tool, ToolContext};
 use crate::engine::agent::Snapshot;
 use crate::error::{Error, Result};
@@ -43,11 +44,11 @@ pub(crate) struct SnapshotInput {
     pub(crate) format: SnapshotFormat,
     /// Characters of visible page text to include (default 4000, max 200000; 0 = none).
     #[serde(default)]
-    #[schemars(range(max = 200000))]
+    #[schemars(range(max = SNAPSHOT_MAX_CHARS.max))]
     pub(crate) max_chars: Option<usize>,
     /// Interactive elements to include at most (default 500, max 5000).
     #[serde(default)]
-    #[schemars(range(min = 1, max = 5000))]
+    #[schemars(range(min = 1, max = SNAPSHOT_MAX_ITEMS.max))]
     pub(crate) max_items: Option<usize>,
     /// Only what changed since this session's previous snapshot (added, removed and
     /// changed elements; text and title when they changed).
@@ -55,15 +56,94 @@ pub(crate) struct SnapshotInput {
     pub(crate) changes: bool,
 }
 
+/// Output of `snapshot`, one shape per `format` and `changes`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum SnapshotOutput {
+    /// JSON: the page description the page agent builds over every frame (url, title,
+    /// viewport, nodes, headings, landmarks, forms, tables, frames, dialogs, live, text,
+    /// counts; see docs/API.md), with `interactive_count`.
+    Page(Value),
+    /// Text: the page as lines, one per interactive element.
+    Text(SnapshotText),
+    /// JSON, `changes`: what changed since the previous snapshot.
+    Changes(SnapshotChanges),
+    /// Text, `changes`: the changes as lines.
+    ChangesText(SnapshotChangesText),
+}
+
+/// A snapshot as text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct SnapshotText {
+    /// `text`.
+    format: &'static str,
+    /// The page's URL.
+    url: String,
+    /// Its title.
+    title: String,
+    /// Interactive elements listed.
+    interactive_count: usize,
+    /// Whether any list was cut at `max_items`.
+    items_truncated: bool,
+    /// Each list that was cut, with the number of entries it had.
+    omitted: BTreeMap<String, u64>,
+    /// Whether the page text was cut at `max_chars`.
+    text_truncated: bool,
+    /// The page as people and models read it.
+    text: String,
+}
+
+/// What changed since the previous snapshot of the tab.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct SnapshotChanges {
+    /// Always true.
+    changes: bool,
+    /// The page's URL.
+    url: String,
+    /// Its title.
+    title: String,
+    /// Whether the URL changed.
+    url_changed: bool,
+    /// Whether the title changed.
+    title_changed: bool,
+    /// Elements that are new (as the page agent describes elements).
+    added: Vec<Value>,
+    /// Elements whose line changed (state, name, value, ...).
+    changed: Vec<Value>,
+    /// Refs of elements that are gone.
+    removed: Vec<String>,
+    /// Whether the visible text changed.
+    text_changed: bool,
+    /// The visible text, when it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+}
+
+/// The changes since the previous snapshot, as text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct SnapshotChangesText {
+    /// `text`.
+    format: &'static str,
+    /// The page's URL.
+    url: String,
+    /// Its title.
+    title: String,
+    /// The changes as lines (`+` added, `~` changed, `-` removed).
+    text: String,
+}
+
 pub(super) fn tool() -> Tool {
     Tool::page(
         "snapshot",
         "See the page: title, URL, viewport, headings, landmarks, forms, tables, frames, dialogs, live regions, visible text, and every visible interactive element with a ref (e.g. e12) usable by all actions. format=text gives one compact line per element; changes=true returns only what changed since the previous snapshot.",
         |context: ToolContext, input: SnapshotInput| async move {
-            let max_chars = input.max_chars.unwrap_or(4000);
-            let max_items = input.max_items.unwrap_or(500);
-            if max_chars > 200_000 || !(1..=5000).contains(&max_items) {
-                return Err(Error::bad_request("max_chars must be at most 200000 and max_items between 1 and 5000"));
+            let max_chars = input.max_chars.unwrap_or(SNAPSHOT_MAX_CHARS.default);
+            let max_items = input.max_items.unwrap_or(SNAPSHOT_MAX_ITEMS.default);
+            if max_chars > SNAPSHOT_MAX_CHARS.max || !(1..=SNAPSHOT_MAX_ITEMS.max).contains(&max_items) {
+                return Err(Error::bad_request(format!(
+                    "max_chars must be at most {} and max_items between 1 and {}",
+                    SNAPSHOT_MAX_CHARS.max, SNAPSHOT_MAX_ITEMS.max
+                )));
             }
             let page = capture(&context, max_chars, max_items).await?;
             present(&context, page, input.format, input.changes)
@@ -213,7 +293,7 @@ fn frame_label(path: &[u32]) -> String {
 }
 
 /// Shapes the output (JSON or text, whole or changes) and remembers this snapshot.
-fn present(context: &ToolContext, mut page: Value, format: SnapshotFormat, changes: bool) -> Result<Value> {
+fn present(context: &ToolContext, mut page: Value, format: SnapshotFormat, changes: bool) -> Result<SnapshotOutput> {
     let nodes = page["nodes"].as_array().cloned().unwrap_or_default();
     let lines: Vec<(u64, String)> =
         nodes.iter().filter_map(|node| Some((node["ref"].as_str()?.trim_start_matches('e').parse().ok()?, node_line(node)))).collect();
@@ -229,29 +309,32 @@ fn present(context: &ToolContext, mut page: Value, format: SnapshotFormat, chang
         let previous = previous.unwrap_or_default();
         let diff = diff(&previous, &current, &nodes);
         return Ok(match format {
-            SnapshotFormat::Json => diff,
-            SnapshotFormat::Text => json!({
-                "format": "text", "url": current.url, "title": current.title,
-                "text": render_changes(&diff),
-            }),
+            SnapshotFormat::Json => SnapshotOutput::Changes(diff),
+            SnapshotFormat::Text => {
+                let text = render_changes(&diff);
+                SnapshotOutput::ChangesText(SnapshotChangesText { format: "text", url: current.url, title: current.title, text })
+            }
         });
     }
     Ok(match format {
         SnapshotFormat::Json => {
             page["interactive_count"] = json!(interactive_count);
-            page
+            SnapshotOutput::Page(page)
         }
-        SnapshotFormat::Text => json!({
-            "format": "text",
-            "url": page["url"], "title": page["title"],
-            "interactive_count": interactive_count,
-            "items_truncated": page["items_truncated"], "omitted": page.get("omitted").cloned().unwrap_or(json!({})), "text_truncated": page["text_truncated"],
-            "text": render_page(&page, &lines),
+        SnapshotFormat::Text => SnapshotOutput::Text(SnapshotText {
+            format: "text",
+            url: current.url,
+            title: current.title,
+            interactive_count,
+            items_truncated: page["items_truncated"].as_bool().unwrap_or(false),
+            omitted: page.get("omitted").cloned().and_then(|omitted| serde_json::from_value(omitted).ok()).unwrap_or_default(),
+            text_truncated: page["text_truncated"].as_bool().unwrap_or(false),
+            text: render_page(&page, &lines),
         }),
     })
 }
 
-fn diff(previous: &PreviousSnapshot, current: &PreviousSnapshot, nodes: &[Value]) -> Value {
+fn diff(previous: &PreviousSnapshot, current: &PreviousSnapshot, nodes: &[Value]) -> SnapshotChanges {
     let before: HashMap<u64, &String> = previous.lines.iter().map(|(number, line)| (*number, line)).collect();
     let now: HashMap<u64, &String> = current.lines.iter().map(|(number, line)| (*number, line)).collect();
     let by_ref: HashMap<u64, &Value> =
@@ -267,18 +350,18 @@ fn diff(previous: &PreviousSnapshot, current: &PreviousSnapshot, nodes: &[Value]
     }
     let removed: Vec<String> =
         previous.lines.iter().filter(|(number, _)| !now.contains_key(number)).map(|(number, _)| format!("e{number}")).collect();
-    let mut result = json!({
-        "changes": true,
-        "url": current.url, "title": current.title,
-        "url_changed": previous.url != current.url,
-        "title_changed": previous.title != current.title,
-        "added": added, "changed": changed, "removed": removed,
-        "text_changed": previous.text != current.text,
-    });
-    if previous.text != current.text {
-        result["text"] = json!(current.text);
+    SnapshotChanges {
+        changes: true,
+        url: current.url.clone(),
+        title: current.title.clone(),
+        url_changed: previous.url != current.url,
+        title_changed: previous.title != current.title,
+        added,
+        changed,
+        removed,
+        text_changed: previous.text != current.text,
+        text: (previous.text != current.text).then(|| current.text.clone()),
     }
-    result
 }
 
 /// One line for an element: `e12 button "Save" [disabled]`.
@@ -432,25 +515,25 @@ fn render_page(page: &Value, lines: &[(u64, String)]) -> String {
     out
 }
 
-fn render_changes(diff: &Value) -> String {
+fn render_changes(diff: &SnapshotChanges) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "changes since the previous snapshot: <{}>", diff["url"].as_str().unwrap_or(""));
-    if diff["url_changed"] == Value::Bool(true) {
+    let _ = writeln!(out, "changes since the previous snapshot: <{}>", diff.url);
+    if diff.url_changed {
         out.push_str("url changed\n");
     }
-    if diff["title_changed"] == Value::Bool(true) {
-        let _ = writeln!(out, "title: {:?}", diff["title"].as_str().unwrap_or(""));
+    if diff.title_changed {
+        let _ = writeln!(out, "title: {:?}", diff.title);
     }
-    for node in diff["added"].as_array().into_iter().flatten() {
+    for node in &diff.added {
         let _ = writeln!(out, "+ {}", node_line(node));
     }
-    for node in diff["changed"].as_array().into_iter().flatten() {
+    for node in &diff.changed {
         let _ = writeln!(out, "~ {}", node_line(node));
     }
-    for removed in diff["removed"].as_array().into_iter().flatten() {
-        let _ = writeln!(out, "- {}", removed.as_str().unwrap_or(""));
+    for removed in &diff.removed {
+        let _ = writeln!(out, "- {removed}");
     }
-    if let Some(text) = diff["text"].as_str() {
+    if let Some(text) = &diff.text {
         let _ = writeln!(out, "text now:\n{text}");
     }
     if out.lines().count() == 1 {
@@ -480,8 +563,8 @@ mod tests {
         let nodes = vec![json!({"ref": "e2", "role": "x"}), json!({"ref": "e3", "role": "y"})];
         let now = PreviousSnapshot { lines: vec![(2, "e2 changed".into()), (3, "e3 new".into())], ..Default::default() };
         let result = diff(&before, &now, &nodes);
-        assert_eq!(result["added"][0]["ref"], "e3");
-        assert_eq!(result["changed"][0]["ref"], "e2");
-        assert_eq!(result["removed"], json!(["e1"]));
+        assert_eq!(result.added[0]["ref"], "e3");
+        assert_eq!(result.changed[0]["ref"], "e2");
+        assert_eq!(result.removed, vec!["e1".to_string()]);
     }
 }

@@ -4,12 +4,13 @@
 //! selected tab).
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
-use super::{millis, Tool, ToolContext};
+use super::limits::{LOAD_TIMEOUT_MS, NAVIGATION_SETTLE_MS};
+use super::{Tool, ToolContext};
 use crate::engine::{NavigationReport, SessionRequest, TabAddress, TabRequest};
 use crate::events::{ClosedBy, EventKind};
+use crate::state::tabs::TabSummary;
 use crate::state::PopupPolicy;
 
 /// Input of `tab_new`.
@@ -21,7 +22,7 @@ pub(crate) struct TabNewInput {
     url: Option<String>,
     /// As navigate's settle_ms, when a url is given (default 3000, max 60000).
     #[serde(default)]
-    #[schemars(range(max = 60000))]
+    #[schemars(range(max = NAVIGATION_SETTLE_MS.max))]
     settle_ms: Option<u64>,
 }
 
@@ -47,6 +48,64 @@ pub(crate) struct PopupPolicyInput {
     policy: PopupPolicy,
 }
 
+/// Output of `tab_new`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct TabNewOutput {
+    /// The new tab's short id (now the selected tab).
+    tab: String,
+    /// Its URL (`about:blank` without `url`).
+    url: String,
+    /// How loading `url` went, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    navigation: Option<NavigationReport>,
+    /// The session's open tabs.
+    tabs: Vec<TabSummary>,
+}
+
+/// Output of `tab_list`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct TabListOutput {
+    /// The session's open tabs.
+    tabs: Vec<TabSummary>,
+    /// The selected tab (null when the session has none).
+    selected: Option<String>,
+}
+
+/// Output of `tab_select`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct TabSelectOutput {
+    /// The tab.
+    tab: String,
+    /// Its URL.
+    url: String,
+    /// Its title.
+    title: String,
+    /// Always true.
+    selected: bool,
+}
+
+/// Output of `tab_close`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct TabCloseOutput {
+    /// Always true.
+    closed: bool,
+    /// The tab that closed.
+    tab_closed: String,
+    /// The selected tab now (null when none is left).
+    selected: Option<String>,
+    /// The tabs left.
+    tabs: Vec<TabSummary>,
+}
+
+/// Output of `set_popup_policy`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct PopupPolicyOutput {
+    /// `session`: the policy holds for every tab of the session.
+    scope: &'static str,
+    /// The policy now in force.
+    policy: PopupPolicy,
+}
+
 pub(super) fn tools() -> Vec<Tool> {
     vec![
         Tool::session(
@@ -54,18 +113,18 @@ pub(super) fn tools() -> Vec<Tool> {
             "Open a new tab in the session (same cookies, storage and downloads), optionally loading url; it becomes the selected tab. Works when the session has no tab left.",
             |context: ToolContext, input: TabNewInput| async move {
                 let url = input.url.as_deref().map(crate::urls::check_navigation_url).transpose()?;
-                let settle = millis(input.settle_ms, 3_000, 60_000, "settle_ms")?;
+                let settle = NAVIGATION_SETTLE_MS.millis(input.settle_ms, "settle_ms")?;
                 let session = &context.session;
                 let tab: String = session.engine.session(&session.id, SessionRequest::NewTab).await?;
-                let mut answer = json!({ "tab": tab, "url": "about:blank" });
+                let mut answer = TabNewOutput { tab: tab.clone(), url: "about:blank".into(), navigation: None, tabs: Vec::new() };
                 if let Some(url) = url {
-                    let target = TabAddress { session_id: session.id.clone(), tab: tab.clone() };
-                    let request = TabRequest::Navigate { url: url.to_string(), timeout: std::time::Duration::from_secs(30), settle };
+                    let target = TabAddress { session_id: session.id.clone(), tab };
+                    let request = TabRequest::Navigate { url: url.to_string(), timeout: std::time::Duration::from_millis(LOAD_TIMEOUT_MS.default), settle };
                     let navigation: NavigationReport = session.engine.tab(target, request).await?;
-                    answer["url"] = json!(navigation.url);
-                    answer["navigation"] = serde_json::to_value(navigation).unwrap_or_default();
+                    answer.url = navigation.url.clone();
+                    answer.navigation = Some(navigation);
                 }
-                answer["tabs"] = json!(session.tabs.summaries());
+                answer.tabs = session.tabs.summaries();
                 Ok(answer)
             },
         ),
@@ -73,7 +132,7 @@ pub(super) fn tools() -> Vec<Tool> {
             "tab_list",
             "List the session's open tabs: id, url, title, whether selected, and the opener of popups.",
             |context: ToolContext, _input: TabListInput| async move {
-                Ok(json!({ "tabs": context.session.tabs.summaries(), "selected": context.session.tabs.selected_id() }))
+                Ok(TabListOutput { tabs: context.session.tabs.summaries(), selected: context.session.tabs.selected_id() })
             },
         ),
         Tool::session(
@@ -82,7 +141,7 @@ pub(super) fn tools() -> Vec<Tool> {
             |context: ToolContext, input: TabInput| async move {
                 let tab = context.session.tabs.select(&input.tab)?;
                 let (url, title) = tab.status.get();
-                Ok(json!({ "tab": tab.id, "url": url, "title": title, "selected": true }))
+                Ok(TabSelectOutput { tab: tab.id.clone(), url, title, selected: true })
             },
         ),
         Tool::session(
@@ -96,7 +155,7 @@ pub(super) fn tools() -> Vec<Tool> {
                 let _turn = tokio::time::timeout(std::time::Duration::from_secs(5), tab.lock.lock()).await;
                 session.engine.session::<()>(&session.id, SessionRequest::CloseTab { tab: tab.id.clone() }).await?;
                 session.events.push(Some(&tab.id), EventKind::TabClosed { by: ClosedBy::Agent });
-                Ok(json!({ "closed": true, "tab_closed": tab.id, "selected": session.tabs.selected_id(), "tabs": session.tabs.summaries() }))
+                Ok(TabCloseOutput { closed: true, tab_closed: tab.id.clone(), selected: session.tabs.selected_id(), tabs: session.tabs.summaries() })
             },
         ),
         Tool::session(
@@ -104,19 +163,8 @@ pub(super) fn tools() -> Vec<Tool> {
             "Decide what window.open and target=_blank do: deny (default) or tab (a new tab of the session, keeping window.opener, so sign-in popups that post back and close work).",
             |context: ToolContext, input: PopupPolicyInput| async move {
                 context.session.tabs.set_popup_policy(input.policy);
-                Ok(json!({ "scope": "session", "policy": input.policy }))
+                Ok(PopupPolicyOutput { scope: "session", policy: input.policy })
             },
         ),
     ]
-}
-
-/// What an action caused in the way of new tabs (`popups: [{tab, url}]`).
-pub(crate) fn popups_of(happened: &[crate::events::Event], opener: &str) -> Vec<Value> {
-    happened
-        .iter()
-        .filter_map(|event| match &event.kind {
-            EventKind::Popup { opener: by, url } if by == opener => Some(json!({ "tab": event.tab, "url": url })),
-            _ => None,
-        })
-        .collect()
 }

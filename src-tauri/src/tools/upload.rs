@@ -7,10 +7,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-use super::page::{agent, parse_ref};
+use super::page_agent::agent;
+use super::targeting::parse_ref;
 use super::{Tool, ToolContext};
 use crate::engine::agent::{ElementAddress, FileInput, FileInputState, FrameOf, OpenFileChooser};
 use crate::engine::TabRequest;
@@ -48,6 +49,58 @@ pub(crate) struct SetFileInputInput {
     next_chooser: bool,
 }
 
+/// Output of `set_file_input`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum SetFileInputOutput {
+    /// The files are set on the input.
+    Set(FilesSet),
+    /// `next_chooser`: the page's next file chooser will be answered with the files.
+    Armed(ChooserArmed),
+}
+
+/// Files set on a file input.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct FilesSet {
+    /// The tab.
+    tab: String,
+    /// A selector that finds the input again.
+    selector: String,
+    /// The input's ref.
+    #[serde(rename = "ref")]
+    element_ref: String,
+    /// How many files the input holds now.
+    file_count: usize,
+    /// The files, by name and size.
+    files: Vec<ChosenFile>,
+    /// Whether the input takes several files.
+    multiple: bool,
+    /// Its `accept` attribute.
+    accept: String,
+}
+
+/// The page's next file chooser, armed.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ChooserArmed {
+    /// The tab.
+    tab: String,
+    /// Always true.
+    armed: bool,
+    /// How many files the chooser will answer.
+    file_count: usize,
+    /// The files, by name and size.
+    files: Vec<ChosenFile>,
+}
+
+/// A file given to an input.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct ChosenFile {
+    /// Its name (without the directory).
+    name: String,
+    /// Its size in bytes.
+    size: u64,
+}
+
 pub(super) fn tool() -> Tool {
     Tool::page(
         "set_file_input",
@@ -56,10 +109,10 @@ pub(super) fn tool() -> Tool {
     )
 }
 
-async fn set_files(context: ToolContext, input: SetFileInputInput) -> Result<Value> {
+async fn set_files(context: ToolContext, input: SetFileInputInput) -> Result<SetFileInputOutput> {
     let files = checked_files(&input.files)?;
     let paths: Vec<String> = files.iter().map(|(path, _, _)| path.clone()).collect();
-    let described: Vec<Value> = files.iter().map(|(_, name, size)| json!({ "name": name, "size": size })).collect();
+    let described: Vec<ChosenFile> = files.iter().map(|(_, name, size)| ChosenFile { name: name.clone(), size: *size }).collect();
     let tab = context.tab()?.id.clone();
     let given = input.element_ref.is_some() || input.selector.is_some();
     if input.next_chooser {
@@ -67,7 +120,7 @@ async fn set_files(context: ToolContext, input: SetFileInputInput) -> Result<Val
             return Err(Error::bad_request("next_chooser answers the page's next chooser: give no ref, selector or frame_selector"));
         }
         context.ask::<()>(TabRequest::ArmFileChooser { files: paths }).await?;
-        return Ok(json!({ "tab": tab, "armed": true, "file_count": described.len(), "files": described }));
+        return Ok(SetFileInputOutput::Armed(ChooserArmed { tab, armed: true, file_count: described.len(), files: described }));
     }
     // Which frame, and which element in it.
     let (frame, target) = match (&input.element_ref, &input.selector) {
@@ -106,8 +159,15 @@ async fn set_files(context: ToolContext, input: SetFileInputInput) -> Result<Val
             format!("the input holds {} files after the choice, not {}", now.count, described.len()),
         ));
     }
-    Ok(json!({ "tab": tab, "selector": found.selector, "ref": format!("e{}", found.element_ref), "file_count": now.count,
-        "files": described, "multiple": found.multiple, "accept": found.accept }))
+    Ok(SetFileInputOutput::Set(FilesSet {
+        tab,
+        selector: found.selector,
+        element_ref: format!("e{}", found.element_ref),
+        file_count: now.count,
+        files: described,
+        multiple: found.multiple,
+        accept: found.accept,
+    }))
 }
 
 /// Checks every path: absolute, an existing regular file, readable. Answers `(path, name,

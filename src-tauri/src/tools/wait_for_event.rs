@@ -3,10 +3,11 @@
 //! in another.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{millis, Tool, ToolContext};
+use super::limits::WAIT_FOR_EVENT_TIMEOUT_MS;
+use super::{Tool, ToolContext};
 use crate::error::{Error, ErrorCode};
 
 /// What to wait for.
@@ -43,11 +44,48 @@ pub(crate) struct WaitForEventInput {
     kind: EventKind,
     /// How long to wait in ms (default 30000, max 300000).
     #[serde(default)]
-    #[schemars(range(max = 300000))]
+    #[schemars(range(max = WAIT_FOR_EVENT_TIMEOUT_MS.max))]
     timeout_ms: Option<u64>,
     /// Only an event of this open tab (default: any tab of the session).
     #[serde(default)]
     tab: Option<String>,
+}
+
+/// Output of `wait_for_event`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct WaitForEventOutput {
+    /// What was waited for.
+    kind: EventKind,
+    /// The event.
+    event: WaitedEvent,
+    /// How long the wait took.
+    waited_ms: u64,
+}
+
+/// The event a wait ended with.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum WaitedEvent {
+    /// An event of the session's log.
+    Logged(crate::events::Event),
+    /// A download's record, when download events are off (not in the log).
+    DownloadRecord(DownloadStarted),
+}
+
+/// A download that began, from its record (download events are off).
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct DownloadStarted {
+    /// `download_started`.
+    #[serde(rename = "type")]
+    event_type: &'static str,
+    /// The tab that started it, when known.
+    tab: Option<String>,
+    /// Its id.
+    download_id: String,
+    /// What is downloaded.
+    url: String,
+    /// The name the server (or the page) suggested, once known.
+    suggested_filename: Option<String>,
 }
 
 pub(super) fn tool() -> Tool {
@@ -55,7 +93,7 @@ pub(super) fn tool() -> Tool {
         "wait_for_event",
         "Wait for the next download, popup, file_chooser or dialog of the session (after this call began), up to timeout_ms (E_TIMEOUT). Holds no lock: wait here and act in another call.",
         |context: ToolContext, input: WaitForEventInput| async move {
-            let timeout = millis(input.timeout_ms, 30_000, 300_000, "timeout_ms")?;
+            let timeout = WAIT_FOR_EVENT_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
             if let Some(tab) = &input.tab {
                 context.session.tabs.get(Some(tab))?;
             }
@@ -68,9 +106,14 @@ pub(super) fn tool() -> Tool {
                 let mark = session.downloads.begun();
                 loop {
                     if let Some(record) = session.downloads.begun_since(mark, input.tab.as_deref()).into_iter().next() {
-                        let event = json!({ "type": kind, "tab": record.tab, "download_id": record.download_id, "url": record.url,
-                            "suggested_filename": record.suggested_filename });
-                        return Ok(json!({ "kind": input.kind, "event": event, "waited_ms": begun.elapsed().as_millis() as u64 }));
+                        let event = WaitedEvent::DownloadRecord(DownloadStarted {
+                            event_type: kind,
+                            tab: record.tab,
+                            download_id: record.download_id,
+                            url: record.url,
+                            suggested_filename: record.suggested_filename,
+                        });
+                        return Ok(WaitForEventOutput { kind: input.kind, event, waited_ms: begun.elapsed().as_millis() as u64 });
                     }
                     if tokio::time::Instant::now() >= deadline {
                         break;
@@ -78,7 +121,8 @@ pub(super) fn tool() -> Tool {
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 }
             } else if let Some(event) = session.events.wait_for(session.events.newest_seq(), kind, input.tab.as_deref(), deadline).await {
-                return Ok(json!({ "kind": input.kind, "event": event, "waited_ms": begun.elapsed().as_millis() as u64 }));
+                let event = WaitedEvent::Logged(event);
+                return Ok(WaitForEventOutput { kind: input.kind, event, waited_ms: begun.elapsed().as_millis() as u64 });
             }
             Err(Error::new(ErrorCode::Timeout, format!("no {kind} event within {} ms", timeout.as_millis()))
                 .with_details(json!({ "kind": input.kind })))

@@ -4,7 +4,7 @@
 //! honours the request (X11); on Wayland the compositor decides, and the answer says so.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Tool, ToolContext};
 use crate::engine::{TabRequest, WatchChange};
@@ -25,6 +25,27 @@ pub(crate) struct WatchInput {
     keep_visible: bool,
 }
 
+/// Output of `watch`: the takeover window's state, as the engine reports it.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub(crate) struct WatchOutput {
+    /// Whether the window is shown now.
+    shown: bool,
+    /// Whether it was brought forward with keyboard focus (when shown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    focus: Option<bool>,
+    /// Its title (when shown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+    /// Where the compositor decides focus (Wayland), a note saying so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+    /// How many times a person pressed Done so far.
+    done_count: u64,
+    /// The session.
+    #[serde(default)]
+    session_id: String,
+}
+
 fn yes() -> bool {
     true
 }
@@ -38,9 +59,11 @@ pub(super) fn tool() -> Tool {
             let change = if input.show { WatchChange::Show { title: session.window_title(), focus: input.focus, keep_visible: Some(input.keep_visible) } } else { WatchChange::Hide };
             // The agent asks for a person: the tray marks the session and a notification
             // announces it until the person hands it back.
-            let mut answer: serde_json::Value = context.ask(TabRequest::Watch(change)).await?;
+            let answer: serde_json::Value = context.ask(TabRequest::Watch(change)).await?;
             context.tab()?.status.set_takeover_requested(input.show);
-            answer["session_id"] = serde_json::json!(session.id);
+            let mut answer: WatchOutput = serde_json::from_value(answer)
+                .map_err(|error| crate::error::Error::internal(format!("the engine's watch answer is unreadable: {error}")))?;
+            answer.session_id = session.id.clone();
             Ok(answer)
         },
     )

@@ -1,0 +1,97 @@
+//! The defaults and limits of tool inputs, each defined once: the handlers read inputs
+//! through these constants and the input schemas' `range(max = ...)` name the same ones.
+//! An input's doc comment repeats the numbers for people and models; change both together.
+
+use std::fmt::Display;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// An optional numeric input: the value used when it is not given, and the most it may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bounded<T> {
+    /// Used when the input does not give the field.
+    pub(crate) default: T,
+    /// Anything above is refused (`E_BAD_REQUEST`, "`field` must be at most `max`").
+    pub(crate) max: T,
+}
+
+impl<T: PartialOrd + Copy + Display> Bounded<T> {
+    /// The given value, or the default; refused above the maximum.
+    pub(crate) fn read(self, value: Option<T>, field: &str) -> Result<T> {
+        let value = value.unwrap_or(self.default);
+        if value > self.max {
+            return Err(Error::bad_request(format!("{field} must be at most {}", self.max)));
+        }
+        Ok(value)
+    }
+}
+
+impl Bounded<u64> {
+    /// [`Bounded::read`] for a number of milliseconds.
+    pub(crate) fn millis(self, value: Option<u64>, field: &str) -> Result<Duration> {
+        self.read(value, field).map(Duration::from_millis)
+    }
+}
+
+/// `settle_ms` of actions: how long to wait for what the action caused (default 1500, max 30000).
+pub(crate) const ACTION_SETTLE_MS: Bounded<u64> = Bounded { default: 1500, max: 30_000 };
+/// `timeout_ms` of actions: how long to wait for the element to be actionable (default 5000,
+/// max 120000).
+pub(crate) const ACTIONABLE_TIMEOUT_MS: Bounded<u64> = Bounded { default: 5000, max: 120_000 };
+/// `timeout_ms` of `wait_for` (default 5000, max 120000).
+pub(crate) const WAIT_FOR_TIMEOUT_MS: Bounded<u64> = Bounded { default: 5000, max: 120_000 };
+/// `ms` of `sleep` (required; max 60000).
+pub(crate) const SLEEP_MS: Bounded<u64> = Bounded { default: 0, max: 60_000 };
+/// `delay_ms` of `type`: the pause between two characters (default 0, max 1000).
+pub(crate) const TYPE_DELAY_MS: Bounded<u64> = Bounded { default: 0, max: 1000 };
+/// Longest text `type` takes in one call (characters).
+pub(crate) const MAX_TYPED_CHARS: usize = 10_000;
+/// `click_count` of `click`: 1 (default), 2 or 3.
+pub(crate) const CLICK_COUNT: Bounded<u8> = Bounded { default: 1, max: 3 };
+
+/// `timeout_ms` of `navigate`, `history` and `tab_new`: the load itself (default 30000, max
+/// 120000; `tab_new` always waits the default).
+pub(crate) const LOAD_TIMEOUT_MS: Bounded<u64> = Bounded { default: 30_000, max: 120_000 };
+/// `settle_ms` of `navigate`, `history` and `tab_new`: DOM and network quiet after load
+/// (default 3000, max 60000).
+pub(crate) const NAVIGATION_SETTLE_MS: Bounded<u64> = Bounded { default: 3000, max: 60_000 };
+
+/// `timeout_ms` of `assert` (default 5000, max 60000).
+pub(crate) const ASSERT_TIMEOUT_MS: Bounded<u64> = Bounded { default: 5000, max: 60_000 };
+/// `timeout_ms` of `wait_for_event` (default 30000, max 300000).
+pub(crate) const WAIT_FOR_EVENT_TIMEOUT_MS: Bounded<u64> = Bounded { default: 30_000, max: 300_000 };
+/// `timeout_ms` of `login` in password mode (default 15000, max 600000).
+pub(crate) const LOGIN_PASSWORD_TIMEOUT_MS: Bounded<u64> = Bounded { default: 15_000, max: 600_000 };
+/// `timeout_ms` of `login` in watch mode, where a person types (default 180000, max 600000).
+pub(crate) const LOGIN_WATCH_TIMEOUT_MS: Bounded<u64> = Bounded { default: 180_000, max: 600_000 };
+/// The most `timeout_ms` of `login` may be, in either mode.
+pub(crate) const LOGIN_TIMEOUT_MAX_MS: u64 = 600_000;
+
+/// `max_chars` of `observe`: visible text in the summary (default 2000, max 100000).
+pub(crate) const OBSERVE_MAX_CHARS: Bounded<usize> = Bounded { default: 2000, max: 100_000 };
+/// `max_chars` of `extract`: characters per value (default 4000, max 200000).
+pub(crate) const EXTRACT_MAX_CHARS: Bounded<usize> = Bounded { default: 4000, max: 200_000 };
+/// `max_chars` of `snapshot`: visible page text (default 4000, max 200000; 0 = none).
+pub(crate) const SNAPSHOT_MAX_CHARS: Bounded<usize> = Bounded { default: 4000, max: 200_000 };
+/// `max_items` of `snapshot`: entries per list (default 500, from 1 to 5000).
+pub(crate) const SNAPSHOT_MAX_ITEMS: Bounded<usize> = Bounded { default: 500, max: 5000 };
+/// `limit` of `list_downloads` (default 20, from 1 to the records a session keeps, 100).
+pub(crate) const LIST_DOWNLOADS_LIMIT: Bounded<usize> = Bounded { default: 20, max: crate::state::downloads::MAX_DOWNLOAD_RECORDS };
+/// `limit` of `events` (default 200, from 1 to 1000).
+pub(crate) const EVENTS_LIMIT: Bounded<usize> = Bounded { default: 200, max: 1000 };
+/// Steps of one `run_steps` (from 1 to 200).
+pub(crate) const MAX_RUN_STEPS: usize = 200;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bounded_input_takes_its_default_and_refuses_more_than_its_maximum() {
+        assert_eq!(ACTION_SETTLE_MS.read(None, "settle_ms").unwrap(), 1500);
+        assert_eq!(ACTION_SETTLE_MS.millis(Some(30_000), "settle_ms").unwrap(), Duration::from_secs(30));
+        let refused = ACTION_SETTLE_MS.read(Some(30_001), "settle_ms").unwrap_err();
+        assert_eq!(refused.message, "settle_ms must be at most 30000");
+    }
+}
