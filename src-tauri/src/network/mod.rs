@@ -13,6 +13,7 @@
 
 mod capture;
 mod filters;
+pub mod har;
 mod records;
 pub mod rules;
 
@@ -22,7 +23,7 @@ use std::sync::{Arc, RwLock, Weak};
 pub use self::capture::{Capture, MAX_BODIES, MAX_BODY_BUDGET, MAX_BODY_BYTES, SESSION_RESPONSES};
 pub use self::filters::{RequestFilter, StatusFilter};
 pub use self::records::{
-    record_end, record_response, record_rule, recorded_headers, BodyState, Ending, Entry, Initiator, NewRequest, RequestRecord,
+    record_end, record_response, record_rule, recorded_headers, BodyState, Ending, Entry, Initiator, NameValue, NewRequest, RequestRecord,
     ResourceType, TabTraffic, TAB_REQUESTS,
 };
 

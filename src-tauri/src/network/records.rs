@@ -160,11 +160,8 @@ impl RequestRecord {
     /// The record with its headers, for `requests {headers: true}`.
     pub fn with_headers(&self) -> Value {
         let mut value = serde_json::to_value(self).unwrap_or_default();
-        let pairs = |headers: &[(String, String)]| {
-            Value::Array(headers.iter().map(|(name, value)| json!({ "name": name, "value": value })).collect())
-        };
-        value["request_headers"] = pairs(&self.request_headers);
-        value["response_headers"] = pairs(&self.response_headers);
+        value["request_headers"] = json!(NameValue::list(&self.request_headers));
+        value["response_headers"] = json!(NameValue::list(&self.response_headers));
         value
     }
 
@@ -200,6 +197,22 @@ impl RequestRecord {
             begun: Some(Instant::now()),
             initiator_known: false,
         }
+    }
+}
+
+/// A name and a value: a header or a query parameter (HAR's shape for both).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct NameValue {
+    /// The name (a header's in lowercase).
+    pub name: String,
+    /// The value.
+    pub value: String,
+}
+
+impl NameValue {
+    /// Pairs as a record keeps them, in their order.
+    pub fn list(pairs: &[(String, String)]) -> Vec<NameValue> {
+        pairs.iter().map(|(name, value)| NameValue { name: name.clone(), value: value.clone() }).collect()
     }
 }
 

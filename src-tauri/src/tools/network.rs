@@ -10,8 +10,9 @@ use serde_json::{json, Value};
 use super::numbers::{lenient, lenient_schema};
 use super::{at_most, Tool, ToolContext};
 use crate::error::{Error, ErrorCode, Result};
+use crate::network::har::Har;
 use crate::network::rules::{InterceptRule, RuleSpec};
-use crate::network::{BodyState, RequestFilter, ResourceType, StatusFilter, TAB_REQUESTS};
+use crate::network::{RequestFilter, ResourceType, StatusFilter, TAB_REQUESTS};
 
 /// Input of `network_capture`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -196,47 +197,13 @@ fn capture_of(context: &ToolContext) -> Result<&std::sync::Arc<crate::network::C
     Ok(&context.session.capture)
 }
 
-/// The tab's log as HAR 1.2.
+/// Writes the tab's log as a HAR 1.2 file in the session's artifacts.
 async fn export_har(context: &ToolContext) -> Result<Value> {
     let tab = context.tab()?;
-    let entries: Vec<Value> = tab
-        .traffic
-        .all()
-        .iter()
-        .map(|entry| {
-            let record = entry.lock().expect("record poisoned").clone();
-            let pairs = |headers: &[(String, String)]| -> Vec<Value> { headers.iter().map(|(name, value)| json!({ "name": name, "value": value })).collect() };
-            let mut content = json!({ "size": record.response_body_size, "mimeType": record.mime_type.clone().unwrap_or_default() });
-            if let BodyState::Kept { text, .. } = &record.body {
-                content["text"] = json!(text.as_str());
-            }
-            let query: Vec<Value> = url::Url::parse(&record.url)
-                .map(|url| url.query_pairs().map(|(name, value)| json!({ "name": name, "value": value })).collect())
-                .unwrap_or_default();
-            let mut har = json!({
-                "startedDateTime": record.started_at,
-                "time": record.duration_ms.unwrap_or(0),
-                "request": { "method": record.method, "url": record.url, "httpVersion": "HTTP/1.1", "cookies": [], "headers": pairs(&record.request_headers),
-                    "queryString": query, "headersSize": -1, "bodySize": record.request_body_size },
-                "response": { "status": record.status.unwrap_or(0), "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
-                    "headers": pairs(&record.response_headers), "content": content, "redirectURL": "", "headersSize": -1,
-                    "bodySize": record.response_body_size },
-                "cache": {},
-                "timings": { "send": 0, "wait": record.duration_ms.unwrap_or(0), "receive": 0 },
-                "_resourceType": record.resource_type,
-                "_seq": record.seq,
-            });
-            if let Some(failure) = &record.failure {
-                har["_failure"] = json!(failure);
-            }
-            har
-        })
-        .collect();
-    let count = entries.len();
-    let har = json!({ "log": { "version": "1.2", "creator": { "name": "malo-browser", "version": env!("CARGO_PKG_VERSION") }, "entries": entries } });
+    let har = Har::of(&tab.traffic);
     let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
     let path = context.session.dirs.artifacts.join(format!("har-{}-{millis}.har", tab.id));
     let bytes = serde_json::to_vec_pretty(&har).map_err(|error| Error::internal(error.to_string()))?;
     tokio::fs::write(&path, bytes).await.map_err(|error| Error::internal(format!("cannot write the HAR file: {error}")))?;
-    Ok(json!({ "path": path.display().to_string(), "entries": count }))
+    Ok(json!({ "path": path.display().to_string(), "entries": har.entry_count() }))
 }
