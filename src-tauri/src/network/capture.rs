@@ -9,9 +9,9 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
-use super::records::{BodyState, Entry, NewRequest, RequestRecord, TabTraffic};
+use super::records::{BodyState, Entry, NewRequest, RequestRecord, ResourceType, TabTraffic};
 use crate::events::{window, SeqCounter, Window};
 
 /// Response records a session's `responses` view keeps (seed 003).
@@ -119,45 +119,76 @@ impl Capture {
     }
 
     /// The `responses` answer: records after `after` (without it, the newest; optionally
-    /// under `url_prefix`), oldest first, at most `limit`, each with its seq.
-    pub fn responses(&self, url_prefix: Option<&str>, after: Option<u64>, limit: usize) -> Window<(u64, Value)> {
+    /// under `url_prefix`), oldest first, at most `limit`.
+    pub fn responses(&self, url_prefix: Option<&str>, after: Option<u64>, limit: usize) -> Window<ResponseRecord> {
         let entries: Vec<Entry> = self.state.lock().expect("capture poisoned").responses.iter().cloned().collect();
         let floor = after.unwrap_or(0);
-        let matching: Vec<(u64, Value)> = entries
+        let matching: Vec<ResponseRecord> = entries
             .iter()
             .map(|entry| entry.lock().expect("record poisoned").clone())
             .filter(|record| record.seq > floor && url_prefix.is_none_or(|prefix| record.url.starts_with(prefix)))
-            .map(|record| (record.seq, response_value(&record)))
+            .map(|record| ResponseRecord::of(&record))
             .collect();
         window(matching, after, limit)
     }
 }
 
-/// A record as `responses` shows it (seed 003's shape).
-fn response_value(record: &RequestRecord) -> Value {
-    let (body, truncated, error): (Option<String>, bool, Option<String>) = match &record.body {
-        BodyState::Kept { text, truncated } => (Some(text.to_string()), *truncated, None),
-        BodyState::NotSubscribed => (None, false, Some("not_subscribed".into())),
-        BodyState::Pending if record.failed() => {
-            (None, false, Some(format!("body_failed: {}", record.failure.clone().unwrap_or_default())))
+/// A record as `responses` shows it (seed 003's shape): every field present, null when
+/// unknown.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ResponseRecord {
+    /// Its place in the daemon-wide sequence (a cursor for `after`).
+    pub seq: u64,
+    /// Full URL.
+    pub url: String,
+    /// HTTP status (null when it failed before one, or is still waiting).
+    pub status: Option<u16>,
+    /// The response's MIME type.
+    pub mime_type: Option<String>,
+    /// Its type.
+    pub resource_type: ResourceType,
+    /// The body as text (at most 1 MiB), when the capture kept it.
+    pub body: Option<String>,
+    /// Whether the body was cut at 1 MiB.
+    pub body_truncated: bool,
+    /// Why there is no body: not_subscribed, pending, no_body, binary, evicted or
+    /// `body_failed: <reason>`; null when there is one.
+    pub body_error: Option<String>,
+    /// The tab that made it (null for a worker of no tab).
+    pub tab: Option<String>,
+}
+
+impl ResponseRecord {
+    fn of(record: &RequestRecord) -> ResponseRecord {
+        let (body, body_truncated, body_error): (Option<String>, bool, Option<String>) = match &record.body {
+            BodyState::Kept { text, truncated } => (Some(text.to_string()), *truncated, None),
+            BodyState::NotSubscribed => (None, false, Some("not_subscribed".into())),
+            BodyState::Pending if record.failed() => {
+                (None, false, Some(format!("body_failed: {}", record.failure.clone().unwrap_or_default())))
+            }
+            BodyState::Pending => (None, false, Some("pending".into())),
+            BodyState::NoBody => (None, false, Some("no_body".into())),
+            BodyState::Binary => (None, false, Some("binary".into())),
+            BodyState::Evicted => (None, false, Some("evicted".into())),
+            BodyState::Failed(reason) => (None, false, Some(format!("body_failed: {reason}"))),
+        };
+        ResponseRecord {
+            seq: record.seq,
+            url: record.url.clone(),
+            status: record.status,
+            mime_type: record.mime_type.clone(),
+            resource_type: record.resource_type,
+            body,
+            body_truncated,
+            body_error,
+            tab: record.tab.clone(),
         }
-        BodyState::Pending => (None, false, Some("pending".into())),
-        BodyState::NoBody => (None, false, Some("no_body".into())),
-        BodyState::Binary => (None, false, Some("binary".into())),
-        BodyState::Evicted => (None, false, Some("evicted".into())),
-        BodyState::Failed(reason) => (None, false, Some(format!("body_failed: {reason}"))),
-    };
-    json!({
-        "seq": record.seq, "url": record.url, "status": record.status, "mime_type": record.mime_type,
-        "resource_type": record.resource_type, "body": body, "body_truncated": truncated, "body_error": error,
-        "tab": record.tab,
-    })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::network::ResourceType;
 
     fn request(url: &str) -> NewRequest {
         NewRequest { method: "GET".into(), url: url.into(), resource_type: ResourceType::Fetch, headers: Vec::new(), body_size: 0 }
@@ -179,12 +210,12 @@ mod tests {
         assert!(matches!(entries[1].lock().unwrap().body, BodyState::Kept { .. }));
         assert_eq!(capture.subscription().1, MAX_BODIES);
         let first = capture.responses(Some("http://a/api/0"), Some(0), 10);
-        assert_eq!(first.items[0].1["body_error"], "evicted");
+        assert_eq!(first.items[0].body_error.as_deref(), Some("evicted"));
         capture.subscribe(Vec::new());
         assert_eq!(capture.subscription(), (Vec::new(), 0));
         let all = capture.responses(None, Some(0), 200);
         assert!(all.has_more, "metadata stays");
-        assert!(all.items.iter().skip(1).all(|(_, record)| record["body_error"] == "evicted"));
+        assert!(all.items.iter().skip(1).all(|record| record.body_error.as_deref() == Some("evicted")));
     }
 
     #[test]
@@ -197,11 +228,11 @@ mod tests {
         for (bytes, truncated, error) in cases {
             let entry = capture.begin(None, &seq, request("http://a/x"));
             capture.keep_body(&entry, bytes, truncated);
-            let value = response_value(&entry.lock().unwrap());
+            let shown = serde_json::to_value(ResponseRecord::of(&entry.lock().unwrap())).unwrap();
             if error.is_empty() {
-                assert_eq!(value["body"], "é");
+                assert_eq!((&shown["body"], &shown["body_error"]), (&serde_json::json!("é"), &serde_json::Value::Null));
             } else {
-                assert_eq!(value["body_error"], error);
+                assert_eq!((&shown["body"], &shown["body_error"]), (&serde_json::Value::Null, &serde_json::json!(error)));
             }
         }
         let big = capture.begin(None, &seq, request("http://a/big"));

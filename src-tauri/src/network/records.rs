@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::filters::RequestFilter;
 use super::rules::{self, InterceptRule, RuleAction, RuleMatch};
@@ -101,8 +100,8 @@ pub enum BodyState {
     Failed(String),
 }
 
-/// One request as the proxy saw it.
-#[derive(Debug, Clone, Serialize)]
+/// One request as the proxy saw it (as `requests` shows it, headers aside).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RequestRecord {
     /// Its place in the daemon-wide sequence.
     pub seq: u64,
@@ -136,12 +135,15 @@ pub struct RequestRecord {
     pub duration_ms: Option<u64>,
     /// Why it failed, when it did (a network error, a TLS error, blocked, a rule).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub failure: Option<String>,
     /// The rule that decided it.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub matched_rule_id: Option<String>,
     /// What that rule did.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "RuleAction")]
     pub action: Option<RuleAction>,
     /// What the rule matched on.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -157,14 +159,6 @@ pub struct RequestRecord {
 }
 
 impl RequestRecord {
-    /// The record with its headers, for `requests {headers: true}`.
-    pub fn with_headers(&self) -> Value {
-        let mut value = serde_json::to_value(self).unwrap_or_default();
-        value["request_headers"] = json!(NameValue::list(&self.request_headers));
-        value["response_headers"] = json!(NameValue::list(&self.response_headers));
-        value
-    }
-
     /// Whether the request ended in a network failure or was blocked (not an HTTP status).
     pub fn failed(&self) -> bool {
         self.failure.is_some()
