@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use serde_json::Value;
 
 mod kinds;
 
@@ -202,21 +201,33 @@ pub struct SeqRing<T> {
 }
 
 /// A page of a [`SeqRing`] after a cursor.
-#[derive(Debug, Clone, Serialize)]
-pub struct RingPage<T: Serialize> {
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct RingPage<T> {
     /// Entries with `seq > after` (or the newest, without `after`), oldest first, each
     /// with its `seq`.
-    pub entries: Vec<T>,
+    pub entries: Vec<Sequenced<T>>,
     /// Pass this as the next `after`.
     pub cursor: u64,
     /// More entries matched than `limit` allowed.
     pub has_more: bool,
     /// Without `after`: how many older matching entries were left out.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
     pub older_omitted: Option<usize>,
 }
 
-impl<T: Clone + Serialize> SeqRing<T> {
+/// An entry of a [`SeqRing`] with its `seq` beside its own fields.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Sequenced{T}")]
+pub struct Sequenced<T> {
+    /// Its place in the daemon-wide sequence.
+    pub seq: u64,
+    /// The entry itself, flattened into the object.
+    #[serde(flatten)]
+    pub entry: T,
+}
+
+impl<T: Clone> SeqRing<T> {
     /// An empty ring of `capacity` entries.
     pub fn new(seq: Arc<SeqCounter>, capacity: usize) -> SeqRing<T> {
         SeqRing { seq, capacity, entries: Mutex::new(VecDeque::new()) }
@@ -234,23 +245,13 @@ impl<T: Clone + Serialize> SeqRing<T> {
     }
 
     /// Up to `limit` entries after `after` (without `after`, the newest `limit`) that
-    /// `keep` admits, each as JSON with its `seq`.
-    pub fn after(&self, after: Option<u64>, limit: usize, keep: impl Fn(&T) -> bool) -> RingPage<Value> {
+    /// `keep` admits, each with its `seq`.
+    pub fn after(&self, after: Option<u64>, limit: usize, keep: impl Fn(&T) -> bool) -> RingPage<T> {
         let entries = self.entries.lock().expect("ring poisoned");
         let floor = after.unwrap_or(0);
         let matching: Vec<&(u64, T)> = entries.iter().filter(|(seq, entry)| *seq > floor && keep(entry)).collect();
         let chosen = window(matching, after, limit);
-        let selected: Vec<Value> = chosen
-            .items
-            .iter()
-            .map(|(seq, entry)| {
-                let mut value = serde_json::to_value(entry).unwrap_or_default();
-                if let Some(object) = value.as_object_mut() {
-                    object.insert("seq".into(), Value::from(*seq));
-                }
-                value
-            })
-            .collect();
+        let selected: Vec<Sequenced<T>> = chosen.items.iter().map(|(seq, entry)| Sequenced { seq: *seq, entry: entry.clone() }).collect();
         let cursor =
             chosen.items.last().map(|(seq, _)| *seq).unwrap_or_else(|| floor.max(entries.back().map(|(seq, _)| *seq).unwrap_or(0)));
         RingPage { entries: selected, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted }
@@ -315,8 +316,9 @@ mod tests {
             ring.push(json!({ "text": text }));
         }
         let page = ring.after(Some(0), 2, |_| true);
-        assert_eq!(page.entries.iter().map(|entry| entry["text"].as_str().unwrap()).collect::<Vec<_>>(), ["b", "c"]);
+        assert_eq!(page.entries.iter().map(|entry| entry.entry["text"].as_str().unwrap()).collect::<Vec<_>>(), ["b", "c"]);
         assert!(page.has_more);
+        assert_eq!(serde_json::to_value(&page).unwrap()["entries"][0], json!({ "seq": 2, "text": "b" }), "seq beside the fields");
         let rest = ring.after(Some(page.cursor), 10, |entry| entry["text"] != "zzz");
         assert_eq!(rest.entries.len(), 1);
         assert_eq!(rest.cursor, 4);
@@ -324,7 +326,7 @@ mod tests {
 
         // Without a cursor: the newest, in order, saying how many older ones were left out.
         let newest = ring.after(None, 2, |_| true);
-        assert_eq!(newest.entries.iter().map(|entry| entry["text"].as_str().unwrap()).collect::<Vec<_>>(), ["c", "d"]);
+        assert_eq!(newest.entries.iter().map(|entry| entry.entry["text"].as_str().unwrap()).collect::<Vec<_>>(), ["c", "d"]);
         assert_eq!((newest.cursor, newest.has_more, newest.older_omitted), (4, false, Some(1)));
         let all = ring.after(None, 10, |_| true);
         assert_eq!((all.entries.len(), all.older_omitted), (3, Some(0)));

@@ -103,6 +103,36 @@ pub struct InterceptRule {
     headers: Vec<(String, Option<String>, Option<Regex>)>,
 }
 
+/// A rule as `add_intercept_rule` and `list_intercept_rules` show it: long patterns cut
+/// short, header matchers counted and summed up.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct RuleSummary {
+    /// `rule-<hex>`, for remove_intercept_rule.
+    pub rule_id: String,
+    /// The tab it is bound to.
+    pub tab: String,
+    /// Higher first; among equals, the oldest first.
+    pub priority: i64,
+    /// What it does.
+    pub action: RuleAction,
+    /// The method it matches (as written), if any.
+    pub method: Option<String>,
+    /// The URL substring it matches (cut at 60 characters).
+    pub url_includes: Option<String>,
+    /// The wildcard pattern it matches (cut at 60 characters).
+    pub url_pattern: Option<String>,
+    /// The regex it matches (cut at 60 characters).
+    pub url_regex: Option<String>,
+    /// The resource type it matches.
+    pub resource_type: Option<ResourceType>,
+    /// How many header matchers it has.
+    pub header_matchers: usize,
+    /// Each header matcher in short: `name contains value` or `name ~ /regex/`.
+    pub headers: Vec<String>,
+    /// A fulfill rule's status; null for the other actions.
+    pub status_code: Option<u16>,
+}
+
 /// What a request offers to the rules.
 #[derive(Debug, Clone, Copy)]
 pub struct RequestFacts<'a> {
@@ -265,7 +295,7 @@ impl InterceptRule {
 
     /// How `list_intercept_rules` shows it: short summaries of long patterns, the count of
     /// header matchers.
-    pub fn summary(&self) -> Value {
+    pub fn summary(&self) -> RuleSummary {
         let short = |text: &str| {
             if text.chars().count() > SUMMARY_CHARS {
                 format!("{}…", text.chars().take(SUMMARY_CHARS).collect::<String>())
@@ -283,13 +313,20 @@ impl InterceptRule {
                 _ => matcher.name.clone(),
             })
             .collect();
-        json!({
-            "rule_id": self.id, "tab": self.tab, "priority": self.priority, "action": spec.action,
-            "method": spec.method, "url_includes": spec.url_includes.as_deref().map(short),
-            "url_pattern": spec.url_pattern.as_deref().map(short), "url_regex": spec.url_regex.as_deref().map(short),
-            "resource_type": spec.resource_type, "header_matchers": matchers.len(), "headers": header_summary,
-            "status_code": (spec.action == RuleAction::Fulfill).then(|| spec.status_code.unwrap_or(200)),
-        })
+        RuleSummary {
+            rule_id: self.id.clone(),
+            tab: self.tab.clone(),
+            priority: self.priority,
+            action: spec.action,
+            method: spec.method.clone(),
+            url_includes: spec.url_includes.as_deref().map(short),
+            url_pattern: spec.url_pattern.as_deref().map(short),
+            url_regex: spec.url_regex.as_deref().map(short),
+            resource_type: spec.resource_type,
+            header_matchers: matchers.len(),
+            headers: header_summary,
+            status_code: (spec.action == RuleAction::Fulfill).then(|| spec.status_code.unwrap_or(200)),
+        }
     }
 
     /// Sort key: priority high first, then creation order.

@@ -39,7 +39,7 @@ impl ConsoleLevel {
 }
 
 /// What a page did not catch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PageErrorKind {
     /// An uncaught exception.
@@ -49,7 +49,7 @@ pub enum PageErrorKind {
 }
 
 /// One console line of a page (any frame).
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ConsoleEntry {
     /// Its level.
     pub level: ConsoleLevel,
@@ -70,6 +70,7 @@ pub struct ConsoleEntry {
     /// For a message WebKit itself wrote rather than the page's `console` calls: `security`
     /// (a refused load, frame or content), `network` (a failed resource) or `other`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub engine: Option<String>,
     /// When.
     #[serde(default)]
@@ -77,7 +78,7 @@ pub struct ConsoleEntry {
 }
 
 /// An uncaught exception or unhandled promise rejection of a page (any frame).
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PageError {
     /// An exception or an unhandled rejection.
     pub kind: PageErrorKind,

@@ -4,12 +4,12 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::numbers::{lenient, lenient_schema};
 use super::{at_most, Tool, ToolContext};
 use crate::error::Error;
-use crate::state::{ConsoleLevel, CONSOLE_ENTRIES, ERROR_ENTRIES};
+use crate::events::RingPage;
+use crate::state::{ConsoleEntry, ConsoleLevel, PageError, CONSOLE_ENTRIES, ERROR_ENTRIES};
 
 /// Input of `console`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -45,6 +45,12 @@ pub(crate) struct PageErrorsInput {
     limit: Option<usize>,
 }
 
+/// Output of `console`: the lines, each with its seq, and where to continue.
+type ConsoleOutput = RingPage<ConsoleEntry>;
+
+/// Output of `page_errors`: the errors, each with its seq, and where to continue.
+type PageErrorsOutput = RingPage<PageError>;
+
 fn limit(value: Option<usize>, max: usize) -> Result<usize, Error> {
     let limit = at_most(value, 50.min(max), max, "limit")?;
     if limit == 0 {
@@ -60,11 +66,11 @@ pub(super) fn tools() -> Vec<Tool> {
             "The tab's console lines (every frame; 200 kept): level, text, source/line/column, frame_url, time. Without `after`, the newest `limit` lines (oldest first) and older_omitted, how many older ones matched; with `after`, the lines after that seq cursor, paging forward (has_more). Filters: level, text_includes. Answers {entries, cursor, has_more}.",
             |context: ToolContext, input: ConsoleInput| async move {
                 let limit = limit(input.limit, CONSOLE_ENTRIES)?;
-                let page = context.tab()?.console.after(input.after, limit, |entry| {
+                let page: ConsoleOutput = context.tab()?.console.after(input.after, limit, |entry| {
                     input.level.is_none_or(|level| entry.level == level)
                         && input.text_includes.as_deref().is_none_or(|part| entry.text.contains(part))
                 });
-                Ok(serde_json::to_value(page).unwrap_or(Value::Null))
+                Ok(page)
             },
         ),
         Tool::tab(
@@ -72,8 +78,8 @@ pub(super) fn tools() -> Vec<Tool> {
             "The tab's uncaught exceptions and unhandled promise rejections (every frame; 100 kept): kind, message, stack, source/line/column, frame_url, time. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward. Answers {entries, cursor, has_more}.",
             |context: ToolContext, input: PageErrorsInput| async move {
                 let limit = limit(input.limit, ERROR_ENTRIES)?;
-                let page = context.tab()?.errors.after(input.after, limit, |_| true);
-                Ok(serde_json::to_value(page).unwrap_or(Value::Null))
+                let page: PageErrorsOutput = context.tab()?.errors.after(input.after, limit, |_| true);
+                Ok(page)
             },
         ),
     ]

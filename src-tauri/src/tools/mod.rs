@@ -216,7 +216,19 @@ impl Tool {
 /// The JSON Schema of an input type, without the meta-schema line: what the registry,
 /// MCP and the CLI describe inputs with.
 pub fn schema_of<Input: JsonSchema>() -> Value {
-    let mut schema = serde_json::to_value(schemars::schema_for!(Input)).unwrap_or_else(|_| json!({}));
+    without_meta_schema(schemars::schema_for!(Input))
+}
+
+/// The JSON Schema of a result type as it is serialized, which is what answers are checked
+/// against: a field skipped when empty is optional, and an `Option` that is not skipped is
+/// required and may be null.
+fn output_schema_of<Output: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
+    without_meta_schema(generator.into_root_schema_for::<Output>())
+}
+
+fn without_meta_schema(schema: schemars::Schema) -> Value {
+    let mut schema = serde_json::to_value(schema).unwrap_or_else(|_| json!({}));
     if let Some(object) = schema.as_object_mut() {
         object.remove("$schema");
     }

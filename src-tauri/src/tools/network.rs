@@ -4,14 +4,14 @@
 //! `export_har`. All of it comes from the session's proxy (see `proxy/`).
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use super::numbers::{lenient, lenient_schema};
 use super::{at_most, Tool, ToolContext};
 use crate::error::{Error, ErrorCode, Result};
-use crate::network::rules::{InterceptRule, RuleSpec};
-use crate::network::{BodyState, RequestFilter, ResourceType, StatusFilter, TAB_REQUESTS};
+use crate::network::har::Har;
+use crate::network::rules::{InterceptRule, RuleSpec, RuleSummary};
+use crate::network::{NameValue, RequestFilter, RequestRecord, ResourceType, ResponseRecord, StatusFilter, TAB_REQUESTS};
 
 /// Input of `network_capture`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -86,6 +86,103 @@ pub(crate) struct RemoveRuleInput {
 #[serde(deny_unknown_fields)]
 pub(crate) struct NoInput {}
 
+/// Output of `network_capture`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct NetworkCaptureOutput {
+    /// The URL prefixes whose response bodies are kept.
+    url_prefixes: Vec<String>,
+    /// How many bodies the capture holds now.
+    captured: usize,
+}
+
+/// Output of `responses`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ResponsesOutput {
+    /// The responses, oldest first.
+    responses: Vec<ResponseRecord>,
+    /// Pass this as the next `after`.
+    cursor: u64,
+    /// With `after`: more matched than `limit` allowed.
+    has_more: bool,
+    /// Without `after`: how many older matching responses were left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
+    older_omitted: Option<usize>,
+}
+
+/// Output of `requests`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct RequestsOutput {
+    /// The requests, oldest first.
+    requests: Vec<RequestEntry>,
+    /// Pass this as the next `after`.
+    cursor: u64,
+    /// With `after`: more matched than `limit` allowed.
+    has_more: bool,
+    /// Without `after`: how many older matching requests were left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
+    older_omitted: Option<usize>,
+}
+
+/// A request of the tab's log, with its headers when asked for.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct RequestEntry {
+    /// The record's own fields.
+    #[serde(flatten)]
+    record: RequestRecord,
+    /// With `headers: true`: the request's headers (cookies and authorization redacted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<NameValue>")]
+    request_headers: Option<Vec<NameValue>>,
+    /// With `headers: true`: the response's headers (set-cookie redacted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<NameValue>")]
+    response_headers: Option<Vec<NameValue>>,
+}
+
+impl RequestEntry {
+    fn of(record: RequestRecord, headers: bool) -> RequestEntry {
+        let request_headers = headers.then(|| NameValue::list(&record.request_headers));
+        let response_headers = headers.then(|| NameValue::list(&record.response_headers));
+        RequestEntry { record, request_headers, response_headers }
+    }
+}
+
+/// Output of `add_intercept_rule`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct AddRuleOutput {
+    /// The rule as list_intercept_rules shows it.
+    rule: RuleSummary,
+    /// Its id, for remove_intercept_rule.
+    rule_id: String,
+}
+
+/// Output of `remove_intercept_rule`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct RemoveRuleOutput {
+    /// Always true: a rule that was not there is E_NOT_FOUND.
+    removed: bool,
+    /// The rule removed.
+    rule_id: String,
+}
+
+/// Output of `list_intercept_rules`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ListRulesOutput {
+    /// The tab's rules, in the order they are tried.
+    rules: Vec<RuleSummary>,
+}
+
+/// Output of `export_har`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ExportHarOutput {
+    /// The HAR file, in the session's artifacts/.
+    path: String,
+    /// How many requests it holds.
+    entries: usize,
+}
+
 pub(super) fn tools() -> Vec<Tool> {
     vec![
         Tool::session(
@@ -100,7 +197,7 @@ pub(super) fn tools() -> Vec<Tool> {
                     capture.subscribe(prefixes);
                 }
                 let (url_prefixes, captured) = capture.subscription();
-                Ok(json!({ "url_prefixes": url_prefixes, "captured": captured }))
+                Ok(NetworkCaptureOutput { url_prefixes, captured })
             },
         ),
         Tool::session(
@@ -113,13 +210,8 @@ pub(super) fn tools() -> Vec<Tool> {
                 }
                 let capture = capture_of(&context)?;
                 let chosen = capture.responses(input.url_prefix.as_deref(), input.after, limit);
-                let cursor = chosen.items.last().map(|(seq, _)| *seq).unwrap_or(input.after.unwrap_or(0).max(context.session.events.seq_now()));
-                let responses: Vec<Value> = chosen.items.into_iter().map(|(_, response)| response).collect();
-                let mut answer = json!({ "responses": responses, "cursor": cursor, "has_more": chosen.has_more });
-                if let Some(omitted) = chosen.older_omitted {
-                    answer["older_omitted"] = json!(omitted);
-                }
-                Ok(answer)
+                let cursor = chosen.items.last().map(|record| record.seq).unwrap_or(input.after.unwrap_or(0).max(context.session.events.seq_now()));
+                Ok(ResponsesOutput { responses: chosen.items, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted })
             },
         ),
         Tool::tab(
@@ -140,16 +232,8 @@ pub(super) fn tools() -> Vec<Tool> {
                 let chosen = context.tab()?.traffic.requests(input.after, &filter, limit);
                 let cursor =
                     chosen.items.last().map(|record| record.seq).unwrap_or(input.after.unwrap_or(0).max(context.session.events.seq_now()));
-                let requests: Vec<Value> = chosen
-                    .items
-                    .iter()
-                    .map(|record| if input.headers { record.with_headers() } else { serde_json::to_value(record).unwrap_or_default() })
-                    .collect();
-                let mut answer = json!({ "requests": requests, "cursor": cursor, "has_more": chosen.has_more });
-                if let Some(omitted) = chosen.older_omitted {
-                    answer["older_omitted"] = json!(omitted);
-                }
-                Ok(answer)
+                let requests = chosen.items.into_iter().map(|record| RequestEntry::of(record, input.headers)).collect();
+                Ok(RequestsOutput { requests, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted })
             },
         ),
         Tool::tab(
@@ -159,7 +243,7 @@ pub(super) fn tools() -> Vec<Tool> {
                 let tab = context.tab()?;
                 let order = context.session.events.next_seq();
                 let rule = tab.traffic.add_rule(InterceptRule::new(input, &tab.id, order)?);
-                Ok(json!({ "rule": rule.summary(), "rule_id": rule.id }))
+                Ok(AddRuleOutput { rule: rule.summary(), rule_id: rule.id })
             },
         ),
         Tool::session(
@@ -170,15 +254,15 @@ pub(super) fn tools() -> Vec<Tool> {
                 if !removed {
                     return Err(Error::new(ErrorCode::NotFound, format!("no interception rule {} in this session", input.rule_id)));
                 }
-                Ok(json!({ "removed": true, "rule_id": input.rule_id }))
+                Ok(RemoveRuleOutput { removed: true, rule_id: input.rule_id })
             },
         ),
         Tool::tab(
             "list_intercept_rules",
             "The tab's interception rules in the order they are tried, with short summaries of long patterns and the number of header matchers.",
             |context: ToolContext, _input: NoInput| async move {
-                let rules: Vec<Value> = context.tab()?.traffic.rules().iter().map(InterceptRule::summary).collect();
-                Ok(json!({ "rules": rules }))
+                let rules = context.tab()?.traffic.rules().iter().map(InterceptRule::summary).collect();
+                Ok(ListRulesOutput { rules })
             },
         ),
         Tool::tab(
@@ -196,47 +280,41 @@ fn capture_of(context: &ToolContext) -> Result<&std::sync::Arc<crate::network::C
     Ok(&context.session.capture)
 }
 
-/// The tab's log as HAR 1.2.
-async fn export_har(context: &ToolContext) -> Result<Value> {
+/// Writes the tab's log as a HAR 1.2 file in the session's artifacts.
+async fn export_har(context: &ToolContext) -> Result<ExportHarOutput> {
     let tab = context.tab()?;
-    let entries: Vec<Value> = tab
-        .traffic
-        .all()
-        .iter()
-        .map(|entry| {
-            let record = entry.lock().expect("record poisoned").clone();
-            let pairs = |headers: &[(String, String)]| -> Vec<Value> { headers.iter().map(|(name, value)| json!({ "name": name, "value": value })).collect() };
-            let mut content = json!({ "size": record.response_body_size, "mimeType": record.mime_type.clone().unwrap_or_default() });
-            if let BodyState::Kept { text, .. } = &record.body {
-                content["text"] = json!(text.as_str());
-            }
-            let query: Vec<Value> = url::Url::parse(&record.url)
-                .map(|url| url.query_pairs().map(|(name, value)| json!({ "name": name, "value": value })).collect())
-                .unwrap_or_default();
-            let mut har = json!({
-                "startedDateTime": record.started_at,
-                "time": record.duration_ms.unwrap_or(0),
-                "request": { "method": record.method, "url": record.url, "httpVersion": "HTTP/1.1", "cookies": [], "headers": pairs(&record.request_headers),
-                    "queryString": query, "headersSize": -1, "bodySize": record.request_body_size },
-                "response": { "status": record.status.unwrap_or(0), "statusText": "", "httpVersion": "HTTP/1.1", "cookies": [],
-                    "headers": pairs(&record.response_headers), "content": content, "redirectURL": "", "headersSize": -1,
-                    "bodySize": record.response_body_size },
-                "cache": {},
-                "timings": { "send": 0, "wait": record.duration_ms.unwrap_or(0), "receive": 0 },
-                "_resourceType": record.resource_type,
-                "_seq": record.seq,
-            });
-            if let Some(failure) = &record.failure {
-                har["_failure"] = json!(failure);
-            }
-            har
-        })
-        .collect();
-    let count = entries.len();
-    let har = json!({ "log": { "version": "1.2", "creator": { "name": "malo-browser", "version": env!("CARGO_PKG_VERSION") }, "entries": entries } });
+    let har = Har::of(&tab.traffic);
     let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
     let path = context.session.dirs.artifacts.join(format!("har-{}-{millis}.har", tab.id));
     let bytes = serde_json::to_vec_pretty(&har).map_err(|error| Error::internal(error.to_string()))?;
     tokio::fs::write(&path, bytes).await.map_err(|error| Error::internal(format!("cannot write the HAR file: {error}")))?;
-    Ok(json!({ "path": path.display().to_string(), "entries": count }))
+    Ok(ExportHarOutput { path: path.display().to_string(), entries: har.entry_count() })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    fn required(schema: &Value) -> Vec<&str> {
+        schema["required"].as_array().unwrap().iter().map(|name| name.as_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn output_schemas_say_what_is_always_there_and_what_may_be_null() {
+        let requests = super::super::output_schema_of::<RequestsOutput>();
+        let entry = &requests["$defs"]["RequestEntry"];
+        for always in ["seq", "tab", "status", "mime_type", "duration_ms", "started_at"] {
+            assert!(required(entry).contains(&always), "{always}");
+        }
+        for sometimes in ["failure", "matched_rule_id", "action", "matched_by", "request_headers", "response_headers"] {
+            assert!(!required(entry).contains(&sometimes), "{sometimes}");
+        }
+        assert_eq!(entry["properties"]["status"]["type"], json!(["integer", "null"]), "present, and null before a status");
+        assert_eq!(entry["properties"]["failure"]["type"], "string", "absent, never null");
+        assert_eq!(requests["properties"]["older_omitted"]["type"], "integer");
+        let responses = super::super::output_schema_of::<ResponsesOutput>();
+        assert_eq!(required(&responses["$defs"]["ResponseRecord"]).len(), 9, "every field of a response is always there");
+    }
 }
