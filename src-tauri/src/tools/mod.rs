@@ -219,14 +219,6 @@ pub fn schema_of<Input: JsonSchema>() -> Value {
     without_meta_schema(schemars::schema_for!(Input))
 }
 
-/// The JSON Schema of a result type as it is serialized, which is what answers are checked
-/// against: a field skipped when empty is optional, and an `Option` that is not skipped is
-/// required and may be null.
-fn output_schema_of<Output: JsonSchema>() -> Value {
-    let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
-    without_meta_schema(generator.into_root_schema_for::<Output>())
-}
-
 fn without_meta_schema(schema: schemars::Schema) -> Value {
     let mut schema = serde_json::to_value(schema).unwrap_or_else(|_| json!({}));
     if let Some(object) = schema.as_object_mut() {
@@ -240,11 +232,7 @@ fn without_meta_schema(schema: schemars::Schema) -> Value {
 /// be null), without the meta-schema line.
 pub fn output_schema_of<Output: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
-    let mut schema = serde_json::to_value(generator.into_root_schema_for::<Output>()).unwrap_or_else(|_| json!({}));
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("$schema");
-    }
-    schema
+    without_meta_schema(generator.into_root_schema_for::<Output>())
 }
 
 /// Every page tool takes `tab`; the registry reads it before the tool's own input.
