@@ -44,6 +44,8 @@ error_codes! {
     Unauthorized => "E_UNAUTHORIZED", 401;
     /// The `Host` header is not `127.0.0.1:<port>` or `localhost:<port>`.
     ForbiddenHost => "E_FORBIDDEN_HOST", 403;
+    /// A request from a web page (with an `Origin`) to an endpoint pages must never reach.
+    ForbiddenOrigin => "E_FORBIDDEN_ORIGIN", 403;
     /// No such route.
     NoRoute => "E_NO_ROUTE", 404;
     /// No element matches the selector (or the option, the text).

@@ -28,6 +28,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("broker", 6),
     ("tools", 6),
     ("client", 7),
+    ("cdp", 7),
     ("mcp", 8),
     ("cli", 8),
     ("http", 9),

@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod broker;
+pub mod cdp;
 pub mod cli;
 pub mod client;
 pub mod clock;

@@ -246,7 +246,7 @@ impl Broker {
         let id = format!("lease-{}", random_hex(8));
         let dir = self.leases_dir().join(&id);
         let sessions = Arc::new(SessionTable::new(
-            Owner { lease_id: id.clone(), agent_id: agent_id.to_string(), lease_dir: dir.clone() },
+            Owner { lease_id: id.clone(), agent_id: agent_id.to_string(), lease_dir: dir.clone(), port },
             crate::session::SessionLimits {
                 max_sessions: self.settings.max_sessions,
                 max_download_bytes: self.settings.max_download_bytes,
@@ -355,7 +355,7 @@ impl Broker {
     pub async fn probe(&self) -> Result<()> {
         let dir = self.leases_dir().join("probe");
         let table = SessionTable::new(
-            Owner { lease_id: "probe".into(), agent_id: "malo".into(), lease_dir: dir.clone() },
+            Owner { lease_id: "probe".into(), agent_id: "malo".into(), lease_dir: dir.clone(), port: 0 },
             crate::session::SessionLimits { max_sessions: 1, max_download_bytes: self.settings.max_download_bytes },
             self.services.clone(),
         );

@@ -34,6 +34,7 @@ agent_sections!(
     "file-inputs.js",
     "login.js",
     "drag.js",
+    "devtools.js",
     "operations-and-relay.js",
     "page-signals.js",
     "export.js",
@@ -79,11 +80,13 @@ pub enum AgentOp {
     FileInputState,
     /// A child frame by a selector of its iframe.
     FrameOf,
+    /// The accessibility tree in Chrome's shape (for the DevTools endpoint).
+    AxTree,
 }
 
 impl AgentOp {
     /// Every operation.
-    pub const ALL: [AgentOp; 18] = [
+    pub const ALL: [AgentOp; 19] = [
         AgentOp::Snapshot,
         AgentOp::Locate,
         AgentOp::FrameBox,
@@ -102,6 +105,7 @@ impl AgentOp {
         AgentOp::OpenFileChooser,
         AgentOp::FileInputState,
         AgentOp::FrameOf,
+        AgentOp::AxTree,
     ];
 
     /// The agent's name for it.
@@ -125,6 +129,7 @@ impl AgentOp {
             AgentOp::OpenFileChooser => "open_file_chooser",
             AgentOp::FileInputState => "file_input_state",
             AgentOp::FrameOf => "frame_of",
+            AgentOp::AxTree => "ax_tree",
         }
     }
 }
@@ -626,6 +631,30 @@ impl AgentRequest for FrameOf {
 pub struct FrameId {
     /// The id.
     pub frame: u32,
+}
+
+/// `ax_tree`: the accessibility tree of the document, or of a node's subtree.
+#[derive(Debug, Clone, Serialize)]
+pub struct AxTree {
+    /// The node to start from (its ref, which is its DevTools node id); none: the document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<u64>,
+    /// At most this many nodes.
+    pub max_nodes: usize,
+}
+impl AgentRequest for AxTree {
+    const OP: AgentOp = AgentOp::AxTree;
+    type Output = AxTreeAnswer;
+}
+
+/// The accessibility tree: Chrome's `AXNode`s, the root first, as the agent built them.
+#[derive(Debug, Clone, Deserialize)]
+pub struct AxTreeAnswer {
+    /// The nodes.
+    pub nodes: Vec<Value>,
+    /// Whether `max_nodes` cut it short.
+    #[serde(default)]
+    pub truncated: bool,
 }
 
 #[cfg(test)]

@@ -64,15 +64,87 @@ pub struct HistoryEntry {
     pub title: String,
 }
 
+/// The DevTools runtime's entry points (each a function of `scripts/devtools_runtime.js`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuntimeOp {
+    /// `Runtime.callFunctionOn`: the code is a function declaration.
+    Call,
+    /// `Runtime.evaluate`: the code is an expression (or, failing that, a script).
+    Evaluate,
+    /// `Runtime.getProperties`.
+    GetProperties,
+    /// `Runtime.releaseObject`.
+    Release,
+    /// `Runtime.releaseObjectGroup`.
+    ReleaseGroup,
+    /// `DOM.describeNode`.
+    DescribeNode,
+    /// `DOM.resolveNode`.
+    ResolveNode,
+    /// `DOM.getDocument`.
+    GetDocument,
+    /// `DOM.querySelector`.
+    QuerySelector,
+    /// `DOM.getContentQuads`.
+    ContentQuads,
+    /// `DOM.getBoxModel`.
+    BoxModel,
+    /// `DOM.scrollIntoViewIfNeeded`.
+    ScrollIntoView,
+    /// A node's id (its agent ref), from an object id.
+    NodeId,
+}
+
+impl RuntimeOp {
+    /// Every operation (a test holds this list to the runtime's exports).
+    pub const ALL: [RuntimeOp; 13] = [
+        RuntimeOp::Call,
+        RuntimeOp::Evaluate,
+        RuntimeOp::GetProperties,
+        RuntimeOp::Release,
+        RuntimeOp::ReleaseGroup,
+        RuntimeOp::DescribeNode,
+        RuntimeOp::ResolveNode,
+        RuntimeOp::GetDocument,
+        RuntimeOp::QuerySelector,
+        RuntimeOp::ContentQuads,
+        RuntimeOp::BoxModel,
+        RuntimeOp::ScrollIntoView,
+        RuntimeOp::NodeId,
+    ];
+
+    /// The runtime's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuntimeOp::Call => "call",
+            RuntimeOp::Evaluate => "evaluate",
+            RuntimeOp::GetProperties => "getProperties",
+            RuntimeOp::Release => "release",
+            RuntimeOp::ReleaseGroup => "releaseGroup",
+            RuntimeOp::DescribeNode => "describeNode",
+            RuntimeOp::ResolveNode => "resolveNode",
+            RuntimeOp::GetDocument => "getDocument",
+            RuntimeOp::QuerySelector => "querySelector",
+            RuntimeOp::ContentQuads => "contentQuads",
+            RuntimeOp::BoxModel => "boxModel",
+            RuntimeOp::ScrollIntoView => "scrollIntoViewIfNeeded",
+            RuntimeOp::NodeId => "nodeId",
+        }
+    }
+}
+
+/// The runtime's source, with its name (`__MALO_RUNTIME__`) and the agent's node event
+/// type (`__MALO_NODES__`) still to be filled in.
+pub const RUNTIME_SOURCE: &str = include_str!("scripts/devtools_runtime.js");
+
 /// What the DevTools endpoint asks of a tab.
 #[derive(Debug)]
 pub enum DevtoolsRequest {
-    /// Runs a function body in a world of the main frame (it may `await`); answers its
-    /// JSON value. A body's syntax error is an error, not a fallback.
-    Call { world: World, body: String, limit: Duration },
-    /// Runs a script (global code: its top-level `const`s stay) in a world of the main
-    /// frame; answers its completion value as JSON (null when it is not serializable).
-    Run { world: World, source: String },
+    /// Runs an operation of the DevTools runtime (`scripts/devtools_runtime.js`) in a
+    /// world of the main frame, installing the runtime there first if the document has
+    /// none; answers the runtime's JSON answer. `code` is the client's function
+    /// declaration (`Call`) or expression (`Evaluate`), compiled into the calling script.
+    Runtime { world: World, op: RuntimeOp, code: Option<String>, request: serde_json::Value, limit: Duration },
     /// Adds a script every new document runs at its start, in every frame or the main
     /// frame only; answers its id.
     AddDocumentScript { world: World, source: String, all_frames: bool },
@@ -87,6 +159,8 @@ pub enum DevtoolsRequest {
     SetViewport { width: u32, height: u32 },
     /// Inserts text at the focus, as typing it would but without key events.
     InsertText { text: String },
+    /// Delivers trusted input events and answers once the page has seen them (bounded).
+    Input { events: Vec<super::InputEvent> },
     /// Captures the whole document (not only the viewport).
     CaptureDocument,
 }
@@ -95,14 +169,14 @@ impl DevtoolsRequest {
     /// The request's name in the main thread's figures.
     pub fn kind(&self) -> &'static str {
         match self {
-            DevtoolsRequest::Call { .. } => "devtools_call",
-            DevtoolsRequest::Run { .. } => "devtools_run",
+            DevtoolsRequest::Runtime { .. } => "devtools_runtime",
             DevtoolsRequest::AddDocumentScript { .. } => "devtools_add_script",
             DevtoolsRequest::RemoveDocumentScript { .. } => "devtools_remove_script",
             DevtoolsRequest::Load { .. } => "devtools_load",
             DevtoolsRequest::History => "devtools_history",
             DevtoolsRequest::SetViewport { .. } => "devtools_viewport",
             DevtoolsRequest::InsertText { .. } => "devtools_insert_text",
+            DevtoolsRequest::Input { .. } => "devtools_input",
             DevtoolsRequest::CaptureDocument => "devtools_capture_document",
         }
     }
@@ -110,9 +184,33 @@ impl DevtoolsRequest {
     /// How long the handle waits beyond the engine's own limits.
     pub fn time_limit(&self, margin: Duration, default: Duration) -> Duration {
         match self {
-            DevtoolsRequest::Call { limit, .. } => *limit + margin,
+            DevtoolsRequest::Runtime { limit, .. } => *limit + margin,
             DevtoolsRequest::Load { timeout, .. } => *timeout + margin,
             _ => default,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_runtime_op_is_exported_by_the_runtime() {
+        let start = RUNTIME_SOURCE.find("return Object.freeze({ __proto__: null,").expect("the runtime exports its entry points");
+        let exports = &RUNTIME_SOURCE[start..];
+        let exports = &exports[..exports.find("});").expect("the export ends")];
+        let names: Vec<&str> = exports
+            .trim_start_matches("return Object.freeze({ __proto__: null,")
+            .split(',')
+            .map(|entry| entry.split(':').next().unwrap_or("").trim())
+            .filter(|name| !name.is_empty())
+            .collect();
+        // evaluateText is the engine's own fallback of Evaluate (statements, not an expression).
+        let mut ops: Vec<&str> = RuntimeOp::ALL.iter().map(|op| op.name()).chain(["evaluateText"]).collect();
+        let mut exported = names.clone();
+        ops.sort();
+        exported.sort();
+        assert_eq!(ops, exported, "RuntimeOp::ALL and the runtime's exports name the same functions");
     }
 }

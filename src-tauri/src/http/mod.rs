@@ -3,6 +3,7 @@
 //! handlers here parse, authorise and delegate to the broker, sessions and tools.
 
 mod auth;
+mod devtools;
 mod error;
 mod guard;
 mod openapi;
@@ -77,6 +78,7 @@ pub fn lease_router(lease: Arc<Lease>, registry: Arc<ToolRegistry>) -> Router {
         .route("/v1/sessions/{id}/tools/{tool}", post(call_tool))
         .route("/v1/sessions/{id}/actions", post(call_action))
         .nest_service("/mcp", mcp_service(lease.clone(), registry.clone()))
+        .merge(devtools::routes())
         .with_state(LeaseState { lease, registry });
     finish(router, port)
 }

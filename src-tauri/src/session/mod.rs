@@ -69,6 +69,9 @@ pub struct Session {
     pub agent_id: String,
     /// Required with the lease token on every session route.
     pub token: Token,
+    /// The capability of the session's DevTools endpoint (in its URL, or as a Bearer
+    /// token): whoever holds it drives the session like its agent.
+    pub devtools_key: Token,
     /// Viewport width (CSS px).
     pub width: u32,
     /// Viewport height (CSS px).

@@ -73,12 +73,15 @@ pub struct Owner {
     pub agent_id: String,
     /// The lease's directory; each session lives under its `sessions/`.
     pub lease_dir: PathBuf,
+    /// The lease's port on 127.0.0.1 (its sessions' DevTools endpoints live there).
+    pub port: u16,
 }
 
 /// The sessions of one lease.
 #[derive(Debug)]
 pub struct SessionTable {
     lease_id: String,
+    port: u16,
     agent_id: String,
     lease_dir: PathBuf,
     limits: SessionLimits,
@@ -137,8 +140,13 @@ struct TableState {
 impl SessionTable {
     /// An empty table. `services.changed` is notified whenever the set of sessions changes.
     pub fn new(owner: Owner, limits: SessionLimits, services: SessionServices) -> SessionTable {
-        let Owner { lease_id, agent_id, lease_dir } = owner;
-        SessionTable { lease_id, agent_id, lease_dir, limits, services, state: Mutex::default() }
+        let Owner { lease_id, agent_id, lease_dir, port } = owner;
+        SessionTable { lease_id, port, agent_id, lease_dir, limits, services, state: Mutex::default() }
+    }
+
+    /// The lease's port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// The daemon's credential vault.
@@ -265,6 +273,7 @@ impl SessionTable {
             lease_id: self.lease_id.clone(),
             agent_id: self.agent_id.clone(),
             token: Token::generate(),
+            devtools_key: Token::generate(),
             width,
             height,
             profile,
@@ -402,8 +411,12 @@ mod tests {
     fn table_over_fake_engine() -> (SessionTable, TempDir) {
         let data_dir = TempDir::new("malo-session-test");
         let services = SessionServices::new(crate::engine::fake::fake_engine(), Arc::default(), Arc::default(), data_dir.path(), None);
-        let owner =
-            Owner { lease_id: "lease-test".into(), agent_id: "agent".into(), lease_dir: data_dir.path().join("leases").join("lease-test") };
+        let owner = Owner {
+            lease_id: "lease-test".into(),
+            agent_id: "agent".into(),
+            lease_dir: data_dir.path().join("leases").join("lease-test"),
+            port: 0,
+        };
         (SessionTable::new(owner, SessionLimits { max_sessions: 2, max_download_bytes: 1 << 20 }, services), data_dir)
     }
 

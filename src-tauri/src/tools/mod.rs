@@ -9,6 +9,7 @@ mod action_input;
 mod assert;
 mod close;
 mod console;
+mod devtools;
 mod dialog;
 mod downloads;
 mod events;
@@ -329,6 +330,7 @@ impl ToolRegistry {
             close::tool(),
         ]);
         tools.extend(tabs::tools());
+        tools.extend(devtools::tools());
         tools.extend(downloads::tools());
         tools.extend([upload::tool(), wait_for_event::tool()]);
         tools.extend(network::tools());

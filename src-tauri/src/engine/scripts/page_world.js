@@ -22,13 +22,19 @@
     }
     return String(value);
   };
+  // Each argument as JSON can carry it (strings cut at 4000), or described.
+  const argument = (value) => {
+    if (value === null || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) return value;
+    if (typeof value === 'string') return value.slice(0, 4000);
+    return { description: describe(value).slice(0, 4000), type: typeof value };
+  };
   for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
     const native = console[level];
     if (typeof native !== 'function') continue;
     console[level] = function (...args) {
       try {
         const caller = (new Error().stack || '').split('\n')[1] || '';
-        send({ kind: 'console', level, text: args.map(describe).join(' ').slice(0, 4000), caller });
+        send({ kind: 'console', level, text: args.map(describe).join(' ').slice(0, 4000), args: args.slice(0, 32).map(argument), caller });
       } catch (error) { /* keep logging */ }
       return native.apply(this, args);
     };

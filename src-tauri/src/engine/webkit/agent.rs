@@ -24,12 +24,14 @@ const PAGE_WORLD_SOURCE: &str = include_str!("../scripts/page_world.js");
 /// channel.
 pub(super) fn tab_scripts() -> TabScripts {
     let channel = format!("malo-{}", crate::secret::random_hex(8));
-    TabScripts { agent: agent_source(&crate::secret::random_hex(16), &channel), page_world: page_world_source(&channel) }
+    let nodes = format!("malo-{}", crate::secret::random_hex(8));
+    TabScripts { agent: agent_source(&crate::secret::random_hex(16), &channel, &nodes), page_world: page_world_source(&channel), nodes }
 }
 
-/// The agent source for a tab: its relay secret and its channel from the page-world hook.
-fn agent_source(secret: &str, channel: &str) -> String {
-    AGENT_SOURCE.replace("__MALO_SECRET__", secret).replace("__MALO_CHANNEL__", channel)
+/// The agent source for a tab: its relay secret, its channel from the page-world hook, and
+/// the type of the node events the DevTools runtime sends it.
+fn agent_source(secret: &str, channel: &str, nodes: &str) -> String {
+    AGENT_SOURCE.replace("__MALO_SECRET__", secret).replace("__MALO_CHANNEL__", channel).replace("__MALO_NODES__", nodes)
 }
 
 /// The page-world hook for a tab. The channel is not a secret (the page can read this

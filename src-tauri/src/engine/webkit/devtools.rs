@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use webkit2gtk::{BackForwardListExt, BackForwardListItemExt, UserContentManagerExt, UserScript, WebViewExt};
 
 use super::tab::Tab;
-use crate::engine::devtools::{DevtoolsRequest, HistoryEntry, LoadBegun, LoadTarget, World};
+use crate::engine::devtools::{DevtoolsRequest, HistoryEntry, LoadBegun, LoadTarget, RuntimeOp, World, RUNTIME_SOURCE};
 use crate::engine::Answer;
 use crate::error::{Error, ErrorCode, Result};
 use crate::state::TabSignal;
@@ -16,9 +16,12 @@ use crate::state::TabSignal;
 /// Carries out one DevTools request on `tab`.
 pub(super) async fn handle(tab: &Tab, request: DevtoolsRequest) -> Result<Answer> {
     Ok(match request {
-        DevtoolsRequest::Call { world, body, limit } => Answer::Value(call(tab, &world, &body, limit).await?),
-        DevtoolsRequest::Run { world, source } => Answer::Value(run(tab, &world, &source).await?),
-        DevtoolsRequest::AddDocumentScript { world, source, all_frames } => Answer::Count(add_document_script(tab, &world, &source, all_frames)?),
+        DevtoolsRequest::Runtime { world, op, code, request, limit } => {
+            Answer::Value(runtime(tab, &world, op, code.as_deref(), &request, limit).await?)
+        }
+        DevtoolsRequest::AddDocumentScript { world, source, all_frames } => {
+            Answer::Count(add_document_script(tab, &world, &source, all_frames)?)
+        }
         DevtoolsRequest::RemoveDocumentScript { id } => {
             remove_document_script(tab, id);
             Answer::Done
@@ -34,13 +37,72 @@ pub(super) async fn handle(tab: &Tab, request: DevtoolsRequest) -> Result<Answer
             tab.view.execute_editing_command_with_argument("InsertText", &text);
             Answer::Done
         }
+        DevtoolsRequest::Input { events } => {
+            tab.deliver_input(&events).await?;
+            wait_until_input_seen(tab).await;
+            Answer::Done
+        }
         DevtoolsRequest::CaptureDocument => Answer::Frame(super::capture::document(tab).await?),
     })
 }
 
-/// Runs a function body in `world`; answers its JSON value.
-async fn call(tab: &Tab, world: &World, body: &str, limit: Duration) -> Result<Value> {
+/// The DevTools runtime of a tab: its name, its source, and the worlds whose new
+/// documents get it at their start.
+#[derive(Debug)]
+pub(in crate::engine::webkit) struct Runtime {
+    name: String,
+    source: String,
+    worlds: std::cell::RefCell<std::collections::HashSet<World>>,
+}
+
+impl Runtime {
+    /// A runtime for a tab whose agent answers node events of type `nodes`.
+    pub(in crate::engine::webkit) fn new(nodes: &str) -> Runtime {
+        let name = format!("__malo_{}", crate::secret::random_hex(8));
+        let source = RUNTIME_SOURCE.replace("__MALO_RUNTIME__", &name).replace("__MALO_NODES__", nodes);
+        Runtime { name, source, worlds: Default::default() }
+    }
+}
+
+/// What the calling script answers when the document has no runtime yet.
+const MISSING_RUNTIME: &str = "__malo_missing_runtime__";
+
+/// Runs a runtime operation in `world` (installing the runtime first where it is
+/// missing); answers the runtime's JSON answer.
+async fn runtime(tab: &Tab, world: &World, op: RuntimeOp, code: Option<&str>, request: &Value, limit: Duration) -> Result<Value> {
     tab.ensure_open()?;
+    let runtime = &tab.devtools;
+    if runtime.worlds.borrow_mut().insert(world.clone()) {
+        add_runtime_script(tab, world)?;
+    }
+    let request_text = serde_json::to_string(&request.to_string()).map_err(|error| Error::internal(error.to_string()))?;
+    let name = &runtime.name;
+    let guard = format!("if (typeof {name} === 'undefined') return {};\n", json!(MISSING_RUNTIME));
+    let body = match (op, code) {
+        (RuntimeOp::Call, Some(code)) => format!("{guard}return {name}.call((\n{code}\n), {request_text});"),
+        (RuntimeOp::Evaluate, Some(code)) => format!("{guard}return {name}.evaluate(() => (\n{code}\n), {request_text});"),
+        (op, _) => format!("{guard}return {name}.{}({request_text});", op.name()),
+    };
+    let mut answer = run_body(tab, world, &body, limit).await;
+    if op == RuntimeOp::Evaluate && answer.as_ref().is_err_and(|error| error.message.contains("SyntaxError")) {
+        // Not an expression: statements, evaluated as a script of their own.
+        let mut with_text = request.clone();
+        with_text["expression"] = Value::from(code.unwrap_or_default());
+        let text = serde_json::to_string(&with_text.to_string()).map_err(|error| Error::internal(error.to_string()))?;
+        answer = run_body(tab, world, &format!("{guard}return {name}.evaluateText({text});"), limit).await;
+    }
+    let mut answer = answer?;
+    if answer.as_str() == Some(MISSING_RUNTIME) {
+        let install = tab.view.evaluate_javascript_future(&runtime.source, world.webkit_name(), None);
+        install.await.map_err(|error| Error::internal(format!("the DevTools runtime did not install: {}", error.message())))?;
+        answer = run_body(tab, world, &body, limit).await?;
+    }
+    let text = answer.as_str().ok_or_else(|| Error::internal("the DevTools runtime answered no text"))?;
+    serde_json::from_str(text).map_err(|error| Error::internal(format!("the DevTools runtime answered bad JSON: {error}")))
+}
+
+/// Runs a function body in `world`; answers its value as JSON.
+async fn run_body(tab: &Tab, world: &World, body: &str, limit: Duration) -> Result<Value> {
     let call = tab.view.call_async_javascript_function_future(body, None, world.webkit_name(), None);
     let value = tokio::select! {
         value = call => value,
@@ -52,16 +114,17 @@ async fn call(tab: &Tab, world: &World, body: &str, limit: Duration) -> Result<V
     Ok(to_json(&value))
 }
 
-/// Runs global code in `world`; answers its completion value.
-async fn run(tab: &Tab, world: &World, source: &str) -> Result<Value> {
-    tab.ensure_open()?;
-    let run = tab.view.evaluate_javascript_future(source, world.webkit_name(), None);
-    let value = tokio::select! {
-        value = run => value,
-        () = super::engine_time(Duration::from_secs(10)) => return Err(Error::new(ErrorCode::Timeout, "the script did not finish within 10 s")),
+/// New documents of the main frame get the runtime in `world` at their start.
+fn add_runtime_script(tab: &Tab, world: &World) -> Result<()> {
+    let content = tab.view.user_content_manager().ok_or_else(|| Error::internal("the tab has no content manager"))?;
+    let frames = webkit2gtk::UserContentInjectedFrames::TopFrame;
+    let start = webkit2gtk::UserScriptInjectionTime::Start;
+    let script = match world.webkit_name() {
+        Some(name) => UserScript::for_world(&tab.devtools.source, frames, start, name, &[], &[]),
+        None => UserScript::new(&tab.devtools.source, frames, start, &[], &[]),
     };
-    let value = value.map_err(|error| Error::new(ErrorCode::ScriptError, error.message().to_string()))?;
-    Ok(to_json(&value))
+    content.add_script(&script);
+    Ok(())
 }
 
 /// A JavaScript value as JSON (`null` for what JSON cannot carry).
@@ -145,6 +208,24 @@ async fn load(tab: &Tab, target: LoadTarget, timeout: Duration) -> Result<LoadBe
             _ = changed => {}
             _ = glib::timeout_future(Duration::from_millis(50)) => {}
         }
+    }
+}
+
+/// Waits until the page has seen the input just delivered (it travels on another channel
+/// than scripts), at most 300 ms plus 2 ms an event, or until a load begins.
+async fn wait_until_input_seen(tab: &Tab) {
+    let mark = tab.input_mark.replace(-1);
+    let expected = tab.input_expected.replace(0).max(1);
+    if mark < 0 {
+        return;
+    }
+    let started = tab.load.borrow().started;
+    let deadline = super::Deadline::after(Duration::from_millis((300 + 2 * expected as u64).min(5000)));
+    while !deadline.passed() && tab.load.borrow().started == started {
+        if tab.input_count().await >= mark + expected {
+            return;
+        }
+        glib::timeout_future(Duration::from_millis(3)).await;
     }
 }
 

@@ -15,7 +15,8 @@
     let message;
     try { message = JSON.parse(event.detail); } catch (error) { return; }
     if (message.kind === 'console' && typeof message.text === 'string') {
-      post({ kind: 'console', level: String(message.level), text: message.text.slice(0, 4000), frame_url: location.href, ...sourceOf(message.caller) });
+      const args = Array.isArray(message.args) ? message.args.slice(0, 32) : undefined;
+      post({ kind: 'console', level: String(message.level), text: message.text.slice(0, 4000), args, frame_url: location.href, ...sourceOf(message.caller) });
     }
   }, true);
   // On the wire an XMLHttpRequest and a fetch() look alike (Sec-Fetch-Dest: empty); the
@@ -55,6 +56,11 @@
     const stack = reason && reason.stack ? String(reason.stack).slice(0, 8000) : null;
     post({ kind: 'page_error', error_kind: 'unhandled_rejection', message: message.slice(0, 4000), stack, frame_url: location.href });
   }, true);
+
+  // The main document's DOMContentLoaded, for the DevTools endpoint's lifecycle events.
+  if (window === window.top) {
+    document.addEventListener('DOMContentLoaded', () => post({ kind: 'dom_content_loaded' }), { once: true, capture: true });
+  }
 
   // Whether this document is being left (a link, a form, script): set before the new
   // load starts, so an action can tell that it caused a navigation even before WebKit

@@ -39,6 +39,8 @@ pub(super) struct TabScripts {
     pub(super) agent: String,
     /// The page-world hook's source.
     pub(super) page_world: String,
+    /// The type of the node events the agent answers (for the DevTools runtime).
+    pub(super) nodes: String,
 }
 
 /// How long a script in the page may take before the call gives up.
@@ -106,6 +108,8 @@ pub(super) struct Tab {
     pub(super) file_input_clicked: Rc<RefCell<Option<FileInputClicked>>>,
     /// Scripts a DevTools client added for every new document.
     pub(in crate::engine::webkit) document_scripts: DocumentScripts,
+    /// The DevTools runtime's name, source and worlds.
+    pub(in crate::engine::webkit) devtools: super::devtools::Runtime,
 }
 
 /// Scripts added for every new document, by id (so they can be removed).
@@ -182,7 +186,7 @@ impl Tab {
         view.grab_focus();
 
         // The page agent, in every frame, in our isolated world, before any page script.
-        let TabScripts { agent: agent_source, page_world } = scripts;
+        let TabScripts { agent: agent_source, page_world, nodes } = scripts;
         let relay = Rc::new(Relay::default());
         let file_input_clicked: Rc<RefCell<Option<FileInputClicked>>> = Rc::default();
         if let Some(content) = view.user_content_manager() {
@@ -233,6 +237,7 @@ impl Tab {
             chooser: Rc::default(),
             file_input_clicked,
             document_scripts: DocumentScripts::default(),
+            devtools: super::devtools::Runtime::new(&nodes),
         };
         load::connect(&tab);
         policy::connect(&tab);
