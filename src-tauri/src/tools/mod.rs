@@ -23,6 +23,8 @@ mod numbers;
 mod observe;
 mod outcome;
 mod page_agent;
+#[cfg(test)]
+mod page_tests;
 mod pointer;
 mod profiles;
 mod read;
