@@ -24,6 +24,8 @@ mod numbers;
 mod observe;
 mod outcome;
 mod page_agent;
+#[cfg(test)]
+mod page_tests;
 mod pointer;
 mod profiles;
 mod read;

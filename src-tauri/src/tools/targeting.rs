@@ -2,11 +2,12 @@
 //! frames in top-page coordinates, and the actionability rules of docs/API.md (visible,
 //! stable, enabled, editable, uncovered, in the viewport) waited for before acting.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use tokio::time::Instant;
 
 use super::page_agent::{agent, input};
 use super::ToolContext;
@@ -163,6 +164,7 @@ pub(crate) struct Needs {
 /// enabled, editable (as `needs` says), reached by a click at its centre, in the viewport.
 /// A ref that went stale or a selector that matches nothing fails at once; anything else
 /// is retried (after 0, 20, 100, 100, then every 500 ms), and the last refusal is the error.
+/// The waits read tokio's clock, so tests on a paused clock run them in no time.
 pub(crate) async fn actionable(context: &ToolContext, target: &ElementTarget, needs: Needs, timeout: Duration) -> Result<Located> {
     let begun = Instant::now();
     let mut pauses = [0u64, 20, 100, 100].into_iter();
