@@ -18,7 +18,9 @@ pub(super) async fn handle(tab: &Tab, request: DevtoolsRequest) -> Result<Answer
     Ok(match request {
         DevtoolsRequest::Call { world, body, limit } => Answer::Value(call(tab, &world, &body, limit).await?),
         DevtoolsRequest::Run { world, source } => Answer::Value(run(tab, &world, &source).await?),
-        DevtoolsRequest::AddDocumentScript { world, source, all_frames } => Answer::Count(add_document_script(tab, &world, &source, all_frames)?),
+        DevtoolsRequest::AddDocumentScript { world, source, all_frames } => {
+            Answer::Count(add_document_script(tab, &world, &source, all_frames)?)
+        }
         DevtoolsRequest::RemoveDocumentScript { id } => {
             remove_document_script(tab, id);
             Answer::Done

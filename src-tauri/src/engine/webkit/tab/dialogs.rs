@@ -45,7 +45,8 @@ pub(super) fn connect(tab: &Tab) {
             _ => "unknown",
         };
         let message = dialog.message().map(|message| message.to_string()).unwrap_or_default();
-        let default_prompt = (kind == ScriptDialogType::Prompt).then(|| dialog.prompt_get_default_text().map(|text| text.to_string())).flatten();
+        let default_prompt =
+            (kind == ScriptDialogType::Prompt).then(|| dialog.prompt_get_default_text().map(|text| text.to_string())).flatten();
         state.signal(TabSignal::Dialog {
             dialog_type,
             message: message.clone(),
