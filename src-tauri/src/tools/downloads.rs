@@ -1,6 +1,6 @@
 //! Downloads (seed 001): `set_download_behavior` (accept into the session's `downloads/` or
 //! another directory, or deny), `list_downloads` and `cancel_download`. A page never
-//! chooses where a file goes; see `engine/downloads.rs`.
+//! chooses where a file goes; see `state/downloads.rs`.
 
 use std::path::PathBuf;
 

@@ -1,6 +1,7 @@
 //! The defaults and limits of tool inputs, each defined once: the handlers read inputs
 //! through these constants and the input schemas' `range(max = ...)` name the same ones.
-//! An input's doc comment repeats the numbers for people and models; change both together.
+//! The numbers are written here once; an input's doc comment (its schema's description,
+//! read by people and models) repeats them: change both together.
 
 use std::fmt::Display;
 use std::time::Duration;
@@ -34,54 +35,65 @@ impl Bounded<u64> {
     }
 }
 
-/// `settle_ms` of actions: how long to wait for what the action caused (default 1500, max 30000).
+/// `settle_ms` of actions: how long to wait for what the action caused (also the settle
+/// of `login` and `set_file_input`, which take no `settle_ms`).
 pub(crate) const ACTION_SETTLE_MS: Bounded<u64> = Bounded { default: 1500, max: 30_000 };
-/// `timeout_ms` of actions: how long to wait for the element to be actionable (default 5000,
-/// max 120000).
+/// `timeout_ms` of actions: how long to wait for the element to be actionable.
 pub(crate) const ACTIONABLE_TIMEOUT_MS: Bounded<u64> = Bounded { default: 5000, max: 120_000 };
-/// `timeout_ms` of `wait_for` (default 5000, max 120000).
+/// `timeout_ms` of `wait_for`.
 pub(crate) const WAIT_FOR_TIMEOUT_MS: Bounded<u64> = Bounded { default: 5000, max: 120_000 };
-/// `ms` of `sleep` (required; max 60000).
+/// `ms` of `sleep` (required: the default is never used).
 pub(crate) const SLEEP_MS: Bounded<u64> = Bounded { default: 0, max: 60_000 };
-/// `delay_ms` of `type`: the pause between two characters (default 0, max 1000).
+/// `delay_ms` of `type`: the pause between two characters.
 pub(crate) const TYPE_DELAY_MS: Bounded<u64> = Bounded { default: 0, max: 1000 };
 /// Longest text `type` takes in one call (characters).
 pub(crate) const MAX_TYPED_CHARS: usize = 10_000;
-/// `click_count` of `click`: 1 (default), 2 or 3.
+/// `click_count` of `click`: a single, double or triple click.
 pub(crate) const CLICK_COUNT: Bounded<u8> = Bounded { default: 1, max: 3 };
 
-/// `timeout_ms` of `navigate`, `history` and `tab_new`: the load itself (default 30000, max
-/// 120000; `tab_new` always waits the default).
+/// `timeout_ms` of `navigate` and `history`: the load itself (`tab_new` always waits the
+/// default).
 pub(crate) const LOAD_TIMEOUT_MS: Bounded<u64> = Bounded { default: 30_000, max: 120_000 };
-/// `settle_ms` of `navigate`, `history` and `tab_new`: DOM and network quiet after load
-/// (default 3000, max 60000).
+/// `settle_ms` of `navigate`, `history` and `tab_new`: DOM and network quiet after load.
 pub(crate) const NAVIGATION_SETTLE_MS: Bounded<u64> = Bounded { default: 3000, max: 60_000 };
 
-/// `timeout_ms` of `assert` (default 5000, max 60000).
+/// `timeout_ms` of `assert`.
 pub(crate) const ASSERT_TIMEOUT_MS: Bounded<u64> = Bounded { default: 5000, max: 60_000 };
-/// `timeout_ms` of `wait_for_event` (default 30000, max 300000).
+/// `timeout_ms` of `wait_for_event`.
 pub(crate) const WAIT_FOR_EVENT_TIMEOUT_MS: Bounded<u64> = Bounded { default: 30_000, max: 300_000 };
-/// `timeout_ms` of `login` in password mode (default 15000, max 600000).
-pub(crate) const LOGIN_PASSWORD_TIMEOUT_MS: Bounded<u64> = Bounded { default: 15_000, max: 600_000 };
-/// `timeout_ms` of `login` in watch mode, where a person types (default 180000, max 600000).
-pub(crate) const LOGIN_WATCH_TIMEOUT_MS: Bounded<u64> = Bounded { default: 180_000, max: 600_000 };
 /// The most `timeout_ms` of `login` may be, in either mode.
 pub(crate) const LOGIN_TIMEOUT_MAX_MS: u64 = 600_000;
+/// `timeout_ms` of `login` in password mode.
+pub(crate) const LOGIN_PASSWORD_TIMEOUT_MS: Bounded<u64> = Bounded { default: 15_000, max: LOGIN_TIMEOUT_MAX_MS };
+/// `timeout_ms` of `login` in watch mode, where a person types.
+pub(crate) const LOGIN_WATCH_TIMEOUT_MS: Bounded<u64> = Bounded { default: 180_000, max: LOGIN_TIMEOUT_MAX_MS };
 
-/// `max_chars` of `observe`: visible text in the summary (default 2000, max 100000).
+/// `max_chars` of `observe`: visible text in the summary.
 pub(crate) const OBSERVE_MAX_CHARS: Bounded<usize> = Bounded { default: 2000, max: 100_000 };
-/// `max_chars` of `extract`: characters per value (default 4000, max 200000).
+/// `max_chars` of `extract`: characters per value.
 pub(crate) const EXTRACT_MAX_CHARS: Bounded<usize> = Bounded { default: 4000, max: 200_000 };
-/// `max_chars` of `snapshot`: visible page text (default 4000, max 200000; 0 = none).
+/// `max_chars` of `snapshot`: visible page text (0 = none).
 pub(crate) const SNAPSHOT_MAX_CHARS: Bounded<usize> = Bounded { default: 4000, max: 200_000 };
-/// `max_items` of `snapshot`: entries per list (default 500, from 1 to 5000).
+/// `max_items` of `snapshot`: entries per list (at least 1).
 pub(crate) const SNAPSHOT_MAX_ITEMS: Bounded<usize> = Bounded { default: 500, max: 5000 };
-/// `limit` of `list_downloads` (default 20, from 1 to the records a session keeps, 100).
+/// `limit` of `list_downloads` (at least 1; at most the records a session keeps).
 pub(crate) const LIST_DOWNLOADS_LIMIT: Bounded<usize> = Bounded { default: 20, max: crate::state::downloads::MAX_DOWNLOAD_RECORDS };
-/// `limit` of `events` (default 200, from 1 to 1000).
+/// `limit` of `events` (at least 1).
 pub(crate) const EVENTS_LIMIT: Bounded<usize> = Bounded { default: 200, max: 1000 };
-/// Steps of one `run_steps` (from 1 to 200).
+/// Steps of one `run_steps` (at least 1).
 pub(crate) const MAX_RUN_STEPS: usize = 200;
+/// `limit` of `responses` (at least 1).
+pub(crate) const RESPONSES_LIMIT: Bounded<usize> = Bounded { default: 50, max: 200 };
+/// `limit` of `requests` (at least 1; at most the records a tab keeps).
+pub(crate) const REQUESTS_LIMIT: Bounded<usize> = Bounded { default: 100, max: crate::network::TAB_REQUESTS };
+/// `limit` of `console` (at least 1; at most the lines a tab keeps).
+pub(crate) const CONSOLE_LIMIT: Bounded<usize> = Bounded { default: 50, max: crate::state::CONSOLE_ENTRIES };
+/// `limit` of `page_errors` (at least 1; at most the errors a tab keeps).
+pub(crate) const PAGE_ERRORS_LIMIT: Bounded<usize> = Bounded { default: 50, max: crate::state::ERROR_ENTRIES };
+/// `url_prefixes` of `network_capture`: how many prefixes, and the characters of each.
+pub(crate) const CAPTURE_PREFIXES: usize = 100;
+/// See [`CAPTURE_PREFIXES`].
+pub(crate) const CAPTURE_PREFIX_CHARS: usize = 2048;
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::limits::{LOGIN_PASSWORD_TIMEOUT_MS, LOGIN_TIMEOUT_MAX_MS, LOGIN_WATCH_TIMEOUT_MS};
+use super::limits::{ACTION_SETTLE_MS, LOGIN_PASSWORD_TIMEOUT_MS, LOGIN_TIMEOUT_MAX_MS, LOGIN_WATCH_TIMEOUT_MS};
 use super::outcome::failure_screenshot;
 use super::page_agent::{self, agent};
 use super::targeting::{check_actionable, locate, ElementTarget};
@@ -239,7 +239,7 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
         };
         if let Some(signal) = signal {
             // Let the page finish what the login started before the agent looks.
-            let settle = TabRequest::AfterAction { mark: 0, budget: Duration::from_millis(1500), wait_frame: false };
+            let settle = TabRequest::AfterAction { mark: 0, budget: Duration::from_millis(ACTION_SETTLE_MS.default), wait_frame: false };
             let _ = context.ask::<crate::engine::ActionSettle>(settle).await;
             return Ok(outcome(true, "success", Some(signal)));
         }

@@ -485,11 +485,6 @@ pub(crate) fn whole_floats_to_integers(value: &mut Value) {
     }
 }
 
-/// An optional input with its default, refused above `max` (see [`limits::Bounded::read`]).
-pub(crate) fn at_most<T: PartialOrd + Copy + std::fmt::Display>(value: Option<T>, default: T, max: T, field: &str) -> Result<T> {
-    limits::Bounded { default, max }.read(value, field)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

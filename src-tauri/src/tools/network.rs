@@ -6,12 +6,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::limits::{CAPTURE_PREFIXES, CAPTURE_PREFIX_CHARS, REQUESTS_LIMIT, RESPONSES_LIMIT};
 use super::numbers::{lenient, lenient_schema};
-use super::{at_most, Tool, ToolContext};
+use super::{Tool, ToolContext};
 use crate::error::{Error, ErrorCode, Result};
 use crate::network::har::Har;
 use crate::network::rules::{InterceptRule, RuleSpec, RuleSummary};
-use crate::network::{NameValue, RequestFilter, RequestRecord, ResourceType, ResponseRecord, StatusFilter, TAB_REQUESTS};
+use crate::network::{NameValue, RequestFilter, RequestRecord, ResourceType, ResponseRecord, StatusFilter};
 
 /// Input of `network_capture`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -191,8 +192,10 @@ pub(super) fn tools() -> Vec<Tool> {
             |context: ToolContext, input: NetworkCaptureInput| async move {
                 let capture = capture_of(&context)?;
                 if let Some(prefixes) = input.url_prefixes {
-                    if prefixes.len() > 100 || prefixes.iter().any(|prefix| prefix.is_empty() || prefix.len() > 2048) {
-                        return Err(Error::bad_request("url_prefixes holds at most 100 non-empty prefixes of at most 2048 characters"));
+                    if prefixes.len() > CAPTURE_PREFIXES || prefixes.iter().any(|prefix| prefix.is_empty() || prefix.len() > CAPTURE_PREFIX_CHARS) {
+                        return Err(Error::bad_request(format!(
+                            "url_prefixes holds at most {CAPTURE_PREFIXES} non-empty prefixes of at most {CAPTURE_PREFIX_CHARS} characters"
+                        )));
                     }
                     capture.subscribe(prefixes);
                 }
@@ -204,7 +207,7 @@ pub(super) fn tools() -> Vec<Tool> {
             "responses",
             "The session's responses: {seq, url, status, mime_type, resource_type, body, body_truncated, body_error}. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). Bodies only for subscribed prefixes (1 MiB each, 200 and 16 MiB kept); body_error says why a body is absent (not_subscribed, no_body, evicted, pending, binary, body_failed: ...). Answers {responses, cursor, has_more}.",
             |context: ToolContext, input: ResponsesInput| async move {
-                let limit = at_most(input.limit, 50, 200, "limit")?;
+                let limit = RESPONSES_LIMIT.read(input.limit, "limit")?;
                 if limit == 0 {
                     return Err(Error::bad_request("limit must be at least 1"));
                 }
@@ -218,7 +221,7 @@ pub(super) fn tools() -> Vec<Tool> {
             "requests",
             "The tab's request log (500 kept): method, url, resource_type, status, mime_type, sizes, timing, failure (DNS, refused, TLS, blocked), the interception rule that decided it. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). Filters: url_includes, method, status (404, \"404\" or \"4xx\"), resource_type, failed_only. Answers {requests, cursor, has_more}.",
             |context: ToolContext, input: RequestsInput| async move {
-                let limit = at_most(input.limit, 100, TAB_REQUESTS, "limit")?;
+                let limit = REQUESTS_LIMIT.read(input.limit, "limit")?;
                 if limit == 0 {
                     return Err(Error::bad_request("limit must be at least 1"));
                 }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::limits::{LOAD_TIMEOUT_MS, NAVIGATION_SETTLE_MS};
 use super::{Tool, ToolContext};
 use crate::engine::{NavigationReport, SessionRequest, TabAddress, TabRequest};
+use crate::error::{Error, ErrorCode};
 use crate::events::{ClosedBy, EventKind};
 use crate::state::tabs::TabSummary;
 use crate::state::PopupPolicy;
@@ -118,6 +119,13 @@ pub(super) fn tools() -> Vec<Tool> {
                 let tab: String = session.engine.session(&session.id, SessionRequest::NewTab).await?;
                 let mut answer = TabNewOutput { tab: tab.clone(), url: "about:blank".into(), navigation: None, tabs: Vec::new() };
                 if let Some(url) = url {
+                    // The load is a page tool's work on the new tab: it takes the tab's turn
+                    // (the tab is selected already, so another call may have picked it up).
+                    let opened = session.tabs.get(Some(&tab))?;
+                    let _turn = opened.lock.lock().await;
+                    if opened.is_closed() {
+                        return Err(Error::new(ErrorCode::TabNotFound, format!("tab {tab} was closed")));
+                    }
                     let target = TabAddress { session_id: session.id.clone(), tab };
                     let request = TabRequest::Navigate { url: url.to_string(), timeout: std::time::Duration::from_millis(LOAD_TIMEOUT_MS.default), settle };
                     let navigation: NavigationReport = session.engine.tab(target, request).await?;
@@ -167,4 +175,80 @@ pub(super) fn tools() -> Vec<Tool> {
             },
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use crate::engine::{Answer, Command, EngineHandle, NavigationReport, SessionRequest, SettleReport, TabRequest};
+    use crate::session::{CreateSession, Owner, SessionLimits, SessionServices, SessionTable};
+    use crate::tools::{ToolContext, ToolRegistry};
+
+    /// An engine whose new tabs are taken at once by another call that runs for a second;
+    /// it logs that call's start and end and every navigation.
+    fn engine_with_a_busy_new_tab(log: Arc<Mutex<Vec<&'static str>>>) -> EngineHandle {
+        let (engine, mut queue) = EngineHandle::channel();
+        tokio::spawn(async move {
+            let mut tabs = None;
+            while let Some(queued) = queue.receiver.recv().await {
+                queued.ticket.start();
+                match queued.command {
+                    Command::Open { spec, reply } => {
+                        spec.tabs.open(None, true);
+                        tabs = Some(spec.tabs.clone());
+                        drop(reply.send(Ok(())));
+                    }
+                    Command::Session { request: SessionRequest::NewTab, reply, .. } => {
+                        let tab = tabs.as_ref().expect("a session is open").open(None, true);
+                        let (taken, turn_taken) = tokio::sync::oneshot::channel();
+                        let (other, log) = (tab.clone(), log.clone());
+                        tokio::spawn(async move {
+                            let _turn = other.lock.lock().await;
+                            log.lock().unwrap().push("other call begins");
+                            let _ = taken.send(());
+                            tokio::time::sleep(Duration::from_secs(1)).await;
+                            log.lock().unwrap().push("other call ends");
+                        });
+                        turn_taken.await.unwrap();
+                        drop(reply.send(Ok(Answer::Tab(tab.id.clone()))));
+                    }
+                    Command::Page { request: TabRequest::Navigate { url, .. }, reply, .. } => {
+                        log.lock().unwrap().push("tab_new loads");
+                        let settle =
+                            SettleReport { waited_ms: 0, dom_elements: 0, stable_samples: 0, network_idle: true, timed_out: false };
+                        let report = NavigationReport {
+                            requested_url: url.clone(),
+                            url,
+                            http_status: Some(200),
+                            net_error: None,
+                            net_error_description: None,
+                            settle,
+                        };
+                        drop(reply.send(Ok(Answer::Navigation(report))));
+                    }
+                    _ => {}
+                }
+            }
+        });
+        engine
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn tab_new_loads_its_url_in_the_tabs_turn() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let data_dir = crate::testing::TempDir::new("malo-tabs-test");
+        let services = SessionServices::new(engine_with_a_busy_new_tab(log.clone()), Arc::default(), Arc::default(), data_dir.path(), None);
+        let owner = Owner { lease_id: "lease-test".into(), agent_id: "agent".into(), lease_dir: data_dir.path().join("lease-test") };
+        let sessions = Arc::new(SessionTable::new(owner, SessionLimits { max_sessions: 1, max_download_bytes: 1 << 20 }, services));
+        let session = sessions.create(CreateSession::default()).await.unwrap();
+        let registry = Arc::new(ToolRegistry::standard());
+        let context = ToolContext::new(session, sessions, registry.clone());
+        let answer = registry.call("tab_new", context, json!({ "url": "http://example.com/" })).await.unwrap();
+        assert_eq!(answer.result["url"], "http://example.com/");
+        assert_eq!(*log.lock().unwrap(), ["other call begins", "other call ends", "tab_new loads"]);
+    }
 }

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::limits::ACTION_SETTLE_MS;
 use super::page_agent::agent;
 use super::targeting::parse_ref;
 use super::{Tool, ToolContext};
@@ -150,7 +151,7 @@ async fn set_files(context: ToolContext, input: SetFileInputInput) -> Result<Set
         return Err(Error::new(ErrorCode::ScriptError, "the file input did not open its chooser (does the page cancel clicks on it?)"));
     }
     // Let the page's input and change handlers run.
-    let settle = TabRequest::AfterAction { mark: 0, budget: Duration::from_millis(1500), wait_frame: true };
+    let settle = TabRequest::AfterAction { mark: 0, budget: Duration::from_millis(ACTION_SETTLE_MS.default), wait_frame: true };
     let _ = context.ask::<crate::engine::ActionSettle>(settle).await;
     let now = agent(&context, &frame, &FileInputState { target: element }).await?;
     if now.count != described.len() {
