@@ -242,7 +242,8 @@ mod tests {
         let log = Arc::new(Mutex::new(Vec::new()));
         let data_dir = crate::testing::TempDir::new("malo-tabs-test");
         let services = SessionServices::new(engine_with_a_busy_new_tab(log.clone()), Arc::default(), Arc::default(), data_dir.path(), None);
-        let owner = Owner { lease_id: "lease-test".into(), agent_id: "agent".into(), lease_dir: data_dir.path().join("lease-test") };
+        let owner =
+            Owner { lease_id: "lease-test".into(), agent_id: "agent".into(), lease_dir: data_dir.path().join("lease-test"), port: 0 };
         let sessions = Arc::new(SessionTable::new(owner, SessionLimits { max_sessions: 1, max_download_bytes: 1 << 20 }, services));
         let session = sessions.create(CreateSession::default()).await.unwrap();
         let registry = Arc::new(ToolRegistry::standard());

@@ -35,7 +35,7 @@ impl Bench {
         let page = FakePage::new();
         let engine = fake_engine_with(page.clone());
         let services = SessionServices::new(engine, Arc::default(), Arc::default(), dir.path(), None);
-        let owner = Owner { lease_id: "lease-test".into(), agent_id: "agent".into(), lease_dir: dir.path().join("lease-test") };
+        let owner = Owner { lease_id: "lease-test".into(), agent_id: "agent".into(), lease_dir: dir.path().join("lease-test"), port: 0 };
         let limits = SessionLimits { max_sessions: 1, max_download_bytes: 1 << 20 };
         let sessions = Arc::new(SessionTable::new(owner, limits, services));
         let session = sessions.create(CreateSession::default()).await.expect("a session opens over the fake engine");
