@@ -6,6 +6,7 @@ mod harness;
 
 mod daemon;
 mod desktop;
+mod devtools;
 mod fidelity;
 mod files;
 mod headless;

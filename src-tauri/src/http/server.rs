@@ -95,7 +95,9 @@ async fn connection(stream: TcpStream, peer: SocketAddr, router: Router, admissi
     let served = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_TIMEOUT)
-        .serve_connection(TokioIo::new(stream), service);
+        .serve_connection(TokioIo::new(stream), service)
+        // The DevTools endpoint's WebSocket: the upgraded stream lives on in its own task.
+        .with_upgrades();
     let mut served = std::pin::pin!(served);
     tokio::select! {
         _ = served.as_mut() => {}

@@ -159,6 +159,11 @@ pub struct RequestRecord {
 }
 
 impl RequestRecord {
+    /// Whether the page has said if a fetch-looking request was an XHR or a fetch().
+    pub fn initiator_known(&self) -> bool {
+        self.initiator_known
+    }
+
     /// Whether the request ended in a network failure or was blocked (not an HTTP status).
     pub fn failed(&self) -> bool {
         self.failure.is_some()

@@ -7,6 +7,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 mod api;
+mod clients;
 mod daemon;
 mod dbus;
 mod desktop;
@@ -25,6 +26,6 @@ mod windows;
 // The examples of tests/bench use only part of the harness.
 #[allow(unused_imports)]
 pub use {
-    api::*, daemon::*, dbus::*, desktop::*, displays::*, fixtures::*, http::*, mcp::*, multipart::*, paths::*, processes::*, procfs::*,
+    api::*, clients::*, daemon::*, dbus::*, desktop::*, displays::*, fixtures::*, http::*, mcp::*, multipart::*, paths::*, processes::*, procfs::*,
     tls::*, websocket::*, windows::*,
 };

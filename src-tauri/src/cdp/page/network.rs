@@ -19,7 +19,13 @@ pub(super) struct Seen {
     stages: HashMap<u64, Stage>,
     /// The request id given to each record.
     ids: HashMap<u64, String>,
+    /// Reads since an ended fetch-looking request was first seen unnamed.
+    unnamed: HashMap<u64, u32>,
 }
+
+/// Reads an ended request waits for the page to say whether it was an XHR or a fetch()
+/// (the page says so once it is done) before it is reported: 500 ms at the network tick.
+const NAMING_READS: u32 = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Stage {
@@ -96,6 +102,17 @@ impl PageSession {
                 }
                 let now = stage_of(&record);
                 let before = state.network_log.stages.get(&record.seq).copied();
+                if before.is_none() && record.resource_type == ResourceType::Fetch && !record.initiator_known() {
+                    // Reported as XHR or Fetch, as the page made it: wait until it is known.
+                    if now != Stage::Ended {
+                        continue;
+                    }
+                    let reads = state.network_log.unnamed.entry(record.seq).or_insert(0);
+                    *reads += 1;
+                    if *reads < NAMING_READS {
+                        continue;
+                    }
+                }
                 if before.is_some_and(|before| before >= now) {
                     continue;
                 }

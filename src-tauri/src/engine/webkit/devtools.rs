@@ -29,7 +29,7 @@ pub(super) async fn handle(tab: &Tab, request: DevtoolsRequest) -> Result<Answer
         DevtoolsRequest::Load { target, timeout } => Answer::Value(json!(load(tab, target, timeout).await?)),
         DevtoolsRequest::History => Answer::Value(json!(history(tab)?)),
         DevtoolsRequest::SetViewport { width, height } => {
-            set_viewport(tab, width, height)?;
+            set_viewport(tab, width, height).await?;
             Answer::Done
         }
         DevtoolsRequest::InsertText { text } => {
@@ -252,7 +252,7 @@ fn history(tab: &Tab) -> Result<Vec<HistoryEntry>> {
     Ok(entries)
 }
 
-fn set_viewport(tab: &Tab, width: u32, height: u32) -> Result<()> {
+async fn set_viewport(tab: &Tab, width: u32, height: u32) -> Result<()> {
     use gtk::prelude::*;
     tab.ensure_alive()?;
     if !(1..=16_384).contains(&width) || !(1..=16_384).contains(&height) {
@@ -263,7 +263,18 @@ fn set_viewport(tab: &Tab, width: u32, height: u32) -> Result<()> {
     if tab.takeover.window.borrow().is_none() {
         tab.host.resize(width as i32, height as i32);
     }
+    tab.host.set_default_size(width as i32, height as i32);
+    tab.host.queue_resize();
     tab.state.set_viewport(width, height);
     tab.state.signal(TabSignal::Resized { width, height });
+    // As in Chrome, the page sees the new size once this answers (bounded: 2 s).
+    let deadline = super::Deadline::after(Duration::from_secs(2));
+    let check = format!("return innerWidth === {width} && innerHeight === {height};");
+    while !deadline.passed() {
+        if tab.evaluate_within(&check, Duration::from_millis(500)).await.ok() == Some(Value::Bool(true)) {
+            break;
+        }
+        glib::timeout_future(Duration::from_millis(10)).await;
+    }
     Ok(())
 }

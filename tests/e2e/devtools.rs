@@ -1,0 +1,109 @@
+//! The DevTools endpoint, driven by unmodified third-party clients installed from the npm
+//! registry at pinned versions (tests/clients/), on real WebKit pages of the fixture
+//! server; and what the endpoint must refuse.
+
+use serde_json::{json, Value};
+
+use crate::harness::*;
+
+/// The session's endpoint: (ws_url, http_url, the Authorization header).
+fn endpoint(session: &Session) -> (String, String, String) {
+    let answer = session.ok("cdp_endpoint", json!({}));
+    let text = |key: &str| answer[key].as_str().unwrap_or_else(|| panic!("cdp_endpoint has no {key}: {answer}")).to_string();
+    (text("ws_url"), text("http_url"), answer["headers"]["Authorization"].as_str().unwrap().to_string())
+}
+
+/// The path part of an http URL.
+fn path_of(url: &str) -> String {
+    let rest = url.split_once("://").unwrap().1;
+    format!("/{}", rest.split_once('/').unwrap().1)
+}
+
+#[test]
+fn puppeteer_drives_a_hidden_session_unmodified() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-cdp").session_sized(1024, 700);
+    let (ws_url, http_url, authorization) = endpoint(&session);
+    let base = fixtures.url("");
+    let run = run_client("puppeteer.mjs", &[&ws_url, &http_url, &authorization, base.trim_end_matches('/')]);
+    if !run.success {
+        eprintln!("daemon log:\n{}", daemon.stderr());
+    }
+    run.assert_passed(&[
+        "connect by ws url",
+        "version",
+        "pages",
+        "setViewport changes innerWidth",
+        "goto answers 200",
+        "title",
+        "$eval",
+        "waitForSelector visible",
+        "type",
+        "keyboard.press Enter is trusted",
+        "click runs the handler, trusted",
+        "screenshot is a PNG of the viewport",
+        "accessibility snapshot has the button",
+        "request listener saw the document and the XHR",
+        "response listener saw them answered",
+        "console listener saw the log",
+        "an unknown method is refused at once",
+        "page.close",
+        "connect by header",
+        "connect by browserURL and goto",
+    ]);
+    // What the page did went through the session's own proxy and logs.
+    assert!(!fixtures.seen("/api/xhr.json").is_empty(), "the fixture server saw the page's XHR");
+    let requests = session.ok("requests", json!({ "url_includes": "xhr.json" }));
+    assert!(!requests["requests"].as_array().unwrap().is_empty(), "the session's request log has it: {requests}");
+    // The session's own tools work after the client has gone.
+    let snapshot = session.ok("snapshot", json!({}));
+    assert_eq!(snapshot["title"], "Devtools fixture", "the first tab is on the page the client loaded");
+    let summary = session.get("");
+    assert_eq!(summary.body["window_shown"], Value::Bool(false), "no window was shown: {}", summary.text);
+}
+
+#[test]
+fn the_endpoint_refuses_pages_wrong_capabilities_other_hosts_and_closed_sessions() {
+    let daemon = Daemon::start();
+    let session = daemon.lease("agent-cdp").session();
+    let (ws_url, http_url, authorization) = endpoint(&session);
+    let port = session.lease.port;
+    let version = format!("{}/json/version", path_of(&http_url));
+
+    let good = request(port, "GET", &version, &[], None);
+    assert_eq!(good.status, 200, "{}", good.text);
+    assert_eq!(good.body["webSocketDebuggerUrl"], ws_url.as_str());
+    assert!(good.body["Browser"].as_str().unwrap().contains('/'));
+    assert!(request(port, "GET", &format!("{version}/"), &[], None).status == 200, "the trailing slash Playwright sends");
+
+    let wrong = request(port, "GET", &format!("/devtools/{}/json/version", "0".repeat(64)), &[], None);
+    assert_eq!((wrong.status, wrong.code()), (401, "E_UNAUTHORIZED"));
+    let bare = request(port, "GET", &format!("/devtools/{}/json/version", session.id), &[], None);
+    assert_eq!((bare.status, bare.code()), (401, "E_UNAUTHORIZED"), "the session id alone opens nothing");
+    let with_bearer = request(port, "GET", &format!("/devtools/{}/json/version", session.id), &[("Authorization", authorization.clone())], None);
+    assert_eq!(with_bearer.status, 200, "the session id and the key as a Bearer token: {}", with_bearer.text);
+
+    let from_page = request(port, "GET", &version, &[("Origin", "http://evil.example".to_string())], None);
+    assert_eq!((from_page.status, from_page.code()), (403, "E_FORBIDDEN_ORIGIN"));
+    let upgrade = |origin: Option<&str>| {
+        let mut headers = vec![
+            ("Host".to_string(), format!("127.0.0.1:{port}")),
+            ("Upgrade".to_string(), "websocket".to_string()),
+            ("Connection".to_string(), "Upgrade".to_string()),
+            ("Sec-WebSocket-Version".to_string(), "13".to_string()),
+            ("Sec-WebSocket-Key".to_string(), "dGhlIHNhbXBsZSBub25jZQ==".to_string()),
+        ];
+        if let Some(origin) = origin {
+            headers.push(("Origin".to_string(), origin.to_string()));
+        }
+        raw_request(port, "GET", &path_of(&ws_url), &headers, None)
+    };
+    assert_eq!(upgrade(Some("http://127.0.0.1:9")).status, 403, "a WebSocket handshake with a page's Origin is refused");
+    let foreign = raw_request(port, "GET", &version, &[("Host".to_string(), format!("evil.example:{port}"))], None);
+    assert_eq!((foreign.status, foreign.code()), (403, "E_FORBIDDEN_HOST"));
+
+    assert_eq!(session.close().status, 200);
+    let after = request(port, "GET", &version, &[], None);
+    assert_eq!((after.status, after.code()), (401, "E_UNAUTHORIZED"), "the capability died with its session");
+}
