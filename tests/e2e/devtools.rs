@@ -81,7 +81,8 @@ fn the_endpoint_refuses_pages_wrong_capabilities_other_hosts_and_closed_sessions
     assert_eq!((wrong.status, wrong.code()), (401, "E_UNAUTHORIZED"));
     let bare = request(port, "GET", &format!("/devtools/{}/json/version", session.id), &[], None);
     assert_eq!((bare.status, bare.code()), (401, "E_UNAUTHORIZED"), "the session id alone opens nothing");
-    let with_bearer = request(port, "GET", &format!("/devtools/{}/json/version", session.id), &[("Authorization", authorization.clone())], None);
+    let with_bearer =
+        request(port, "GET", &format!("/devtools/{}/json/version", session.id), &[("Authorization", authorization.clone())], None);
     assert_eq!(with_bearer.status, 200, "the session id and the key as a Bearer token: {}", with_bearer.text);
 
     let from_page = request(port, "GET", &version, &[("Origin", "http://evil.example".to_string())], None);
@@ -106,4 +107,20 @@ fn the_endpoint_refuses_pages_wrong_capabilities_other_hosts_and_closed_sessions
     assert_eq!(session.close().status, 200);
     let after = request(port, "GET", &version, &[], None);
     assert_eq!((after.status, after.code()), (401, "E_UNAUTHORIZED"), "the capability died with its session");
+}
+
+#[test]
+fn playwright_connects_over_cdp_and_drives_the_first_page() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-cdp").session();
+    let (_, http_url, _) = endpoint(&session);
+    let base = fixtures.url("");
+    let run = run_client("playwright.mjs", &[&http_url, base.trim_end_matches('/')]);
+    if !run.success {
+        eprintln!("daemon log:\n{}", daemon.stderr());
+    }
+    run.assert_passed(&["connectOverCDP", "first page", "goto", "evaluate", "fill", "click", "screenshot"]);
+    // Playwright's browser.close() on a connected browser only disconnects: the session stays.
+    assert_eq!(session.ok("snapshot", json!({}))["title"], "Devtools fixture");
 }

@@ -26,6 +26,6 @@ mod windows;
 // The examples of tests/bench use only part of the harness.
 #[allow(unused_imports)]
 pub use {
-    api::*, clients::*, daemon::*, dbus::*, desktop::*, displays::*, fixtures::*, http::*, mcp::*, multipart::*, paths::*, processes::*, procfs::*,
-    tls::*, websocket::*, windows::*,
+    api::*, clients::*, daemon::*, dbus::*, desktop::*, displays::*, fixtures::*, http::*, mcp::*, multipart::*, paths::*, processes::*,
+    procfs::*, tls::*, websocket::*, windows::*,
 };

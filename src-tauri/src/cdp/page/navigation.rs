@@ -95,7 +95,8 @@ impl PageSession {
             }
             None => World::Page,
         };
-        let crate::engine::Count(id) = self.ask(TabRequest::Devtools(DevtoolsRequest::AddDocumentScript { world, source, all_frames: true })).await?;
+        let crate::engine::Count(id) =
+            self.ask(TabRequest::Devtools(DevtoolsRequest::AddDocumentScript { world, source, all_frames: true })).await?;
         let identifier = id.to_string();
         self.state().scripts.insert(identifier.clone(), id);
         Ok(json!({ "identifier": identifier }))

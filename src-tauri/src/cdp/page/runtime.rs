@@ -119,7 +119,9 @@ impl PageSession {
     }
 
     pub(super) async fn evaluate(&self, params: &Value) -> Reply {
-        let expression = params["expression"].as_str().ok_or_else(|| ProtocolError::invalid("expression is required"))?.to_string();
+        let expression = params["expression"].as_str().ok_or_else(|| ProtocolError::invalid("expression is required"))?;
+        // `(() => { … })();` is an expression statement: without its `;` it is an expression.
+        let expression = expression.trim_end().trim_end_matches(';').to_string();
         let context = self.context(params["contextId"].as_i64())?;
         let limit = if params["awaitPromise"].as_bool() == Some(true) { AWAIT_LIMIT } else { CALL_LIMIT };
         let request = json!({
@@ -254,6 +256,8 @@ fn node_id(params: &Value) -> Value {
 /// A method shorthand (`name(a) { … }`, as clients send an object's method) is not an
 /// expression: it becomes a function expression.
 fn method_as_function(declaration: &str) -> String {
+    // A trailing `;` ends a statement, not an expression.
+    let declaration = declaration.trim_end().trim_end_matches(';');
     let trimmed = declaration.trim_start();
     let is_expression = ["function", "async", "(", "class"].iter().any(|start| trimmed.starts_with(start))
         || trimmed.split("=>").next().is_some_and(|head| !head.contains('{') && trimmed.contains("=>"));
@@ -289,6 +293,7 @@ mod tests {
         for expression in ["function (a) { return a; }", "(a) => a", "a => a + 1", "async (x) => x", "class {}"] {
             assert_eq!(method_as_function(expression), expression);
         }
+        assert_eq!(method_as_function("function () { return 1; };\n"), "function () { return 1; }");
     }
 
     #[test]

@@ -83,13 +83,15 @@ async fn runtime(tab: &Tab, world: &World, op: RuntimeOp, code: Option<&str>, re
         (RuntimeOp::Evaluate, Some(code)) => format!("{guard}return {name}.evaluate(() => (\n{code}\n), {request_text});"),
         (op, _) => format!("{guard}return {name}.{}({request_text});", op.name()),
     };
+    let mut body = body;
     let mut answer = run_body(tab, world, &body, limit).await;
     if op == RuntimeOp::Evaluate && answer.as_ref().is_err_and(|error| error.message.contains("SyntaxError")) {
         // Not an expression: statements, evaluated as a script of their own.
         let mut with_text = request.clone();
         with_text["expression"] = Value::from(code.unwrap_or_default());
         let text = serde_json::to_string(&with_text.to_string()).map_err(|error| Error::internal(error.to_string()))?;
-        answer = run_body(tab, world, &format!("{guard}return {name}.evaluateText({text});"), limit).await;
+        body = format!("{guard}return {name}.evaluateText({text});");
+        answer = run_body(tab, world, &body, limit).await;
     }
     let mut answer = answer?;
     if answer.as_str() == Some(MISSING_RUNTIME) {
