@@ -10,6 +10,7 @@ packages=(
   libxdo-dev libssl-dev libdbus-1-dev
   xvfb xauth x11-utils xdotool openbox imagemagick weston xwayland sway
   dbus dbus-x11 gnome-keyring libsecret-tools
+  nodejs npm
 )
 
 missing=()
