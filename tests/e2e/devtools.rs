@@ -124,3 +124,36 @@ fn playwright_connects_over_cdp_and_drives_the_first_page() {
     // Playwright's browser.close() on a connected browser only disconnects: the session stays.
     assert_eq!(session.ok("snapshot", json!({}))["title"], "Devtools fixture");
 }
+
+#[test]
+fn chrome_devtools_mcp_drives_a_session_through_an_mcp_client() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-cdp").session();
+    let (ws_url, _, _) = endpoint(&session);
+    let base = fixtures.url("");
+    let run = run_client("devtools-mcp.mjs", &["--wsEndpoint", &ws_url, base.trim_end_matches('/')]);
+    if !run.success {
+        eprintln!("daemon log:\n{}", daemon.stderr());
+    }
+    run.assert_passed(&[
+        "list_pages",
+        "navigate_page url",
+        "take_snapshot with uids",
+        "fill by uid",
+        "click by uid",
+        "evaluate_script sees the fill and the trusted click",
+        "press_key Enter, trusted",
+        "type_text with a submit key",
+        "wait_for a text",
+        "navigate_page back",
+        "navigate_page reload",
+        "list_network_requests has the XHR",
+        "get_network_request has its body",
+        "list_console_messages has the log",
+        "take_screenshot",
+        "new_page",
+        "select_page",
+        "close_page",
+    ]);
+}
