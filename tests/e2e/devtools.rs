@@ -157,3 +157,35 @@ fn chrome_devtools_mcp_drives_a_session_through_an_mcp_client() {
         "close_page",
     ]);
 }
+
+#[test]
+fn two_clients_share_a_session_beside_the_tools_and_a_dropped_one_changes_nothing() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-cdp").session();
+    let (ws_url, _, _) = endpoint(&session);
+    let base = fixtures.url("");
+    let clients = {
+        let base = base.trim_end_matches('/').to_string();
+        std::thread::spawn(move || run_client("two-clients.mjs", &["main", &ws_url, &base]))
+    };
+    // The agent's own tools run meanwhile, on the same tab.
+    let mut snapshots = 0;
+    while !clients.is_finished() {
+        let response = session.tool("snapshot", json!({}));
+        assert_eq!(response.status, 200, "the tools work beside two clients: {}", response.body);
+        snapshots += 1;
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let run = clients.join().unwrap();
+    run.assert_passed(&[
+        "evaluates beside another client",
+        "the other client worked, then was killed",
+        "the session kept its page",
+        "this client goes on",
+    ]);
+    assert!(snapshots > 3, "the tools ran while the clients did ({snapshots} snapshots)");
+    let tabs = session.ok("tab_list", json!({}));
+    assert_eq!(tabs["tabs"].as_array().unwrap().len(), 1, "the session has its one tab: {tabs}");
+    assert_eq!(session.page_value("document.getElementById('name').value"), "still here");
+}

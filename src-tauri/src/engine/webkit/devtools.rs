@@ -96,7 +96,12 @@ async fn runtime(tab: &Tab, world: &World, op: RuntimeOp, code: Option<&str>, re
     let mut answer = answer?;
     if answer.as_str() == Some(MISSING_RUNTIME) {
         let install = tab.view.evaluate_javascript_future(&runtime.source, world.webkit_name(), None);
-        install.await.map_err(|error| Error::internal(format!("the DevTools runtime did not install: {}", error.message())))?;
+        if let Err(error) = install.await {
+            // A call beside this one installed it first: the name is taken, by the runtime.
+            if !error.message().contains("duplicate variable") {
+                return Err(Error::internal(format!("the DevTools runtime did not install: {}", error.message())));
+            }
+        }
         answer = run_body(tab, world, &body, limit).await?;
     }
     let text = answer.as_str().ok_or_else(|| Error::internal("the DevTools runtime answered no text"))?;
