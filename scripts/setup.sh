@@ -10,8 +10,12 @@ packages=(
   libxdo-dev libssl-dev libdbus-1-dev
   xvfb xauth x11-utils xdotool openbox imagemagick weston xwayland sway
   dbus dbus-x11 gnome-keyring libsecret-tools
-  nodejs npm
 )
+# Node.js and npm run the pinned DevTools clients of the tests (tests/clients/); a machine
+# that has them from elsewhere (NodeSource, nvm) keeps its own.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for package in "${packages[@]}"; do

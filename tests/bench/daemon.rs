@@ -41,6 +41,12 @@ fn main() {
         memory(&daemon, &daemon.lease("bench"), &page_b);
         return;
     }
+    // `bench cdp`: the same Puppeteer script against a session and against Chromium.
+    if std::env::args().nth(1).as_deref() == Some("cdp") {
+        let daemon = Daemon::start();
+        cdp(&daemon.lease("bench"), &fixtures);
+        return;
+    }
     // `bench tools`: only the page tools (snapshot, click, fill).
     if std::env::args().nth(1).as_deref() == Some("tools") {
         let daemon = Daemon::start();
@@ -396,6 +402,48 @@ fn mcp(daemon: &Daemon, lease: &Lease, fixtures: &Fixtures) {
     }
     report("malo mcp start -> first navigate (no daemon)", &cold);
     println!("(Playwright MCP cold start to first navigate: 1,251 ms)");
+}
+
+/// The DevTools endpoint: the same Puppeteer script (goto, click, type, evaluate,
+/// screenshot) against a malo session and against Debian's Chromium (headless, launched
+/// by Puppeteer), side by side, and the `Runtime.evaluate` round trip.
+fn cdp(lease: &Lease, fixtures: &Fixtures) {
+    let session = lease.session_sized(1280, 800);
+    let endpoint = session.ok("cdp_endpoint", json!({}));
+    let ws_url = endpoint["ws_url"].as_str().unwrap().to_string();
+    let base = fixtures.url("");
+    let run = run_client("bench-cdp.mjs", &[&ws_url, base.trim_end_matches('/'), "20"]);
+    let lines: Vec<Value> = run.output.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()).collect();
+    println!("{:<32} {:>14} {:>14} {:>14} {:>14}", "puppeteer-core 25.16.0", "malo median", "malo p95", "chromium med.", "chromium p95");
+    let figures: Vec<String> =
+        lines.iter().filter_map(|line| line["figure"].as_str().map(str::to_string)).fold(Vec::new(), |mut names, name| {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+            names
+        });
+    for name in figures {
+        let of = |target: &str| {
+            lines.iter().find(|line| line["figure"] == name.as_str() && line["target"] == target).cloned().unwrap_or(Value::Null)
+        };
+        let (malo, chromium) = (of("malo"), of("chromium"));
+        if name == "error" {
+            println!("error: {}", malo["error"].as_str().or(chromium["error"].as_str()).unwrap_or("?"));
+            continue;
+        }
+        let ms = |value: &Value| value.as_f64().map(|ms| format!("{ms:.1}")).unwrap_or_else(|| "-".into());
+        println!(
+            "{name:<32} {:>14} {:>14} {:>14} {:>14}",
+            ms(&malo["median_ms"]),
+            ms(&malo["p95_ms"]),
+            ms(&chromium["median_ms"]),
+            ms(&chromium["p95_ms"])
+        );
+    }
+    println!("(chromium's connect is puppeteer.launch of Debian's headless Chromium; the malo session was already open)");
+    if !run.success {
+        println!("(the client failed: {})", run.output.lines().last().unwrap_or(""));
+    }
 }
 
 fn median_p95(samples: &[Duration]) -> (f64, f64) {

@@ -61,6 +61,10 @@ async function main() {
   report('response listener saw them answered', seen.responses.some(([status, url]) => status === 200 && url.endsWith('/api/xhr.json')), seen.responses);
   report('console listener saw the log', seen.console.includes('devtools fixture loaded 42'), seen.console);
 
+  await within(page.exposeFunction('maloDouble', (n) => n * 2), 'exposeFunction');
+  const doubled = await within(page.evaluate(() => window.maloDouble(21)), 'call the exposed function');
+  report('exposeFunction (a binding) answers the page', doubled === 42, doubled);
+
   const session = await page.createCDPSession();
   const started = Date.now();
   let refused = null;

@@ -47,6 +47,7 @@ fn puppeteer_drives_a_hidden_session_unmodified() {
         "request listener saw the document and the XHR",
         "response listener saw them answered",
         "console listener saw the log",
+        "exposeFunction (a binding) answers the page",
         "an unknown method is refused at once",
         "page.close",
         "connect by header",

@@ -99,6 +99,12 @@ pub const METHODS: &[Method] = &[
     served("Runtime.releaseObject", Page, "never fails"),
     served("Runtime.releaseObjectGroup", Page, "never fails"),
     served("Runtime.getIsolateId", Page, "one isolate per page"),
+    served(
+        "Runtime.addBinding",
+        Page,
+        "a global function in the page's world or a named one, on every new document; calls come as bindingCalled",
+    ),
+    served("Runtime.removeBinding", Page, "new documents no longer get it"),
     served("DOM.enable", Page, "no DOM events are sent"),
     served("DOM.disable", Page, "nothing to stop"),
     served("DOM.getDocument", Page, "the document node and its children"),

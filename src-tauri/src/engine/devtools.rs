@@ -93,11 +93,13 @@ pub enum RuntimeOp {
     ScrollIntoView,
     /// A node's id (its agent ref), from an object id.
     NodeId,
+    /// `Runtime.addBinding`.
+    AddBinding,
 }
 
 impl RuntimeOp {
     /// Every operation (a test holds this list to the runtime's exports).
-    pub const ALL: [RuntimeOp; 13] = [
+    pub const ALL: [RuntimeOp; 14] = [
         RuntimeOp::Call,
         RuntimeOp::Evaluate,
         RuntimeOp::GetProperties,
@@ -111,6 +113,7 @@ impl RuntimeOp {
         RuntimeOp::BoxModel,
         RuntimeOp::ScrollIntoView,
         RuntimeOp::NodeId,
+        RuntimeOp::AddBinding,
     ];
 
     /// The runtime's name for it.
@@ -129,6 +132,7 @@ impl RuntimeOp {
             RuntimeOp::BoxModel => "boxModel",
             RuntimeOp::ScrollIntoView => "scrollIntoViewIfNeeded",
             RuntimeOp::NodeId => "nodeId",
+            RuntimeOp::AddBinding => "addBinding",
         }
     }
 }

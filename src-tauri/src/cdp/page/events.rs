@@ -23,6 +23,19 @@ pub(super) async fn follow(page: Arc<PageSession>, mut signals: broadcast::Recei
     loop {
         tokio::select! {
             signal = signals.recv() => match signal {
+                Ok(TabSignal::Committed { .. }) => {
+                    page.on_signal(TabSignal::Committed { url: String::new(), http_status: None });
+                    // A new document: the client's bindings again (Chrome keeps them).
+                    let bindings = page.state().bindings.clone();
+                    if !bindings.is_empty() {
+                        let page = page.clone();
+                        tokio::spawn(async move {
+                            for (name, world) in bindings {
+                                let _ = page.install_binding(&name, &world).await;
+                            }
+                        });
+                    }
+                }
                 Ok(signal) => page.on_signal(signal),
                 Err(broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(broadcast::error::RecvError::Closed) => break,
@@ -154,7 +167,22 @@ impl PageSession {
                 }
             }
             TabSignal::Crashed => self.event("Inspector.targetCrashed", json!({})),
-            TabSignal::Title { .. } | TabSignal::Resized { .. } | TabSignal::Binding { .. } | TabSignal::Closed => {}
+            TabSignal::Binding { name, payload, world } => {
+                let world = match world {
+                    Some(world) => World::Named(world),
+                    None => World::Page,
+                };
+                let context = {
+                    let state = self.state();
+                    let bound = state.bindings.iter().any(|(known, in_world)| known == &name && in_world == &world);
+                    let context = state.contexts.iter().find(|context| context.world == world).map(|context| context.id);
+                    context.filter(|_| bound && state.runtime)
+                };
+                if let Some(context) = context {
+                    self.event("Runtime.bindingCalled", json!({ "name": name, "payload": payload, "executionContextId": context }));
+                }
+            }
+            TabSignal::Title { .. } | TabSignal::Resized { .. } | TabSignal::Closed => {}
         }
     }
 

@@ -49,6 +49,8 @@ pub(super) struct PageState {
     contexts: Vec<Context>,
     /// Scripts for new documents, by the identifier the client got.
     scripts: HashMap<String, u64>,
+    /// Bindings the client added, with the world each lives in.
+    bindings: Vec<(String, World)>,
     network_log: network::Seen,
 }
 
@@ -155,6 +157,8 @@ impl PageSession {
             "Runtime.releaseObject" => self.release_object(params).await,
             "Runtime.releaseObjectGroup" => self.release_group(params).await,
             "Runtime.getIsolateId" => Ok(json!({ "id": self.frame_id })),
+            "Runtime.addBinding" => self.add_binding(params).await,
+            "Runtime.removeBinding" => self.remove_binding(params),
             "DOM.enable" | "DOM.disable" => Ok(json!({})),
             "DOM.getDocument" => self.get_document(params).await,
             "DOM.describeNode" => self.describe_node(params).await,

@@ -239,6 +239,37 @@ impl PageSession {
         answer["backendNodeId"].as_u64().ok_or_else(|| ProtocolError::server("Node is detached from document"))
     }
 
+    /// `Runtime.addBinding`: in the named context's world, or the page's own.
+    pub(super) async fn add_binding(&self, params: &Value) -> Reply {
+        let name =
+            params["name"].as_str().filter(|name| !name.is_empty()).ok_or_else(|| ProtocolError::invalid("name is required"))?.to_string();
+        let world = match (params["executionContextName"].as_str(), params["executionContextId"].as_i64()) {
+            (Some(world), _) if !world.is_empty() => World::Named(world.to_string()),
+            (_, Some(id)) => self.context(Some(id))?.world,
+            _ => World::Page,
+        };
+        {
+            let mut state = self.state();
+            if !state.bindings.iter().any(|(known, in_world)| known == &name && in_world == &world) {
+                state.bindings.push((name.clone(), world.clone()));
+            }
+        }
+        self.install_binding(&name, &world).await
+    }
+
+    /// Installs a binding in the current document.
+    pub(super) async fn install_binding(&self, name: &str, world: &World) -> Reply {
+        let context = Context { id: 0, world: world.clone() };
+        let request = json!({ "name": name, "world": world.webkit_name() });
+        self.run(&context, RuntimeOp::AddBinding, None, request, CALL_LIMIT).await.map(|_| json!({}))
+    }
+
+    pub(super) fn remove_binding(&self, params: &Value) -> Reply {
+        let name = params["name"].as_str().unwrap_or("");
+        self.state().bindings.retain(|(known, _)| known != name);
+        Ok(json!({}))
+    }
+
     /// Files into a file input, through the session's upload path (`set_file_input`).
     pub(super) async fn set_file_input_files(&self, params: &Value) -> Reply {
         let node = self.node_of(params).await?;

@@ -39,6 +39,8 @@ const __MALO_RUNTIME__ = (() => {
   const symbolText = Symbol.prototype.toString;
   const lower = String.prototype.toLowerCase;
   const StringC = String;
+  const bind = Function.prototype.bind;
+  const defineProperty = Object.defineProperty;
   const ErrorC = Error;
   const NODES = '__MALO_NODES__';
   const indirectEval = eval;
@@ -344,6 +346,20 @@ const __MALO_RUNTIME__ = (() => {
   });
   const nodeId = guarded((request) => ({ backendNodeId: nodeIdOf(target(request)) }));
 
-  return Object.freeze({ __proto__: null, call, evaluate, evaluateText, getProperties, release, releaseGroup, describeNode, resolveNode,
+  // `Runtime.addBinding`: a global function of this world whose calls reach the client (as
+  // `bindingCalled`) through the agent's world; it reads as native code.
+  function addBinding(text) {
+    const request = parse(text);
+    const name = StringC(request.name);
+    const send = function (payload) {
+      apply(dispatch, doc, [new CE(NODES + '-binding', { detail: stringify([name, StringC(payload), request.world || null]) })]);
+    };
+    const bound = apply(bind, send, [undefined]);
+    defineProperty(bound, 'name', { value: name });
+    defineProperty(G, name, { value: bound, writable: true, configurable: true, enumerable: false });
+    return '{}';
+  }
+
+  return Object.freeze({ __proto__: null, addBinding, call, evaluate, evaluateText, getProperties, release, releaseGroup, describeNode, resolveNode,
     getDocument, querySelector: querySelectorOf, contentQuads, boxModel, scrollIntoViewIfNeeded, nodeId });
 })();

@@ -23,6 +23,16 @@
     if (node) node.dispatchEvent(new CustomEvent(NODES + '-give', { detail: String(event.detail), composed: true }));
   }, true);
 
+  // A binding a DevTools client installed was called (in any world): the engine tells the
+  // client. The detail is [name, payload, world].
+  document.addEventListener(NODES + '-binding', (event) => {
+    event.stopImmediatePropagation();
+    let call;
+    try { call = JSON.parse(String(event.detail)); } catch (error) { return; }
+    if (!Array.isArray(call) || typeof call[0] !== 'string') return;
+    post({ kind: 'binding', name: call[0], payload: String(call[1]), world: typeof call[2] === 'string' ? call[2] : undefined });
+  }, true);
+
   // ---- the accessibility tree, as Chrome reports it ------------------------------------------
   const AX_SKIPPED = new Set(['script', 'style', 'template', 'noscript', 'head', 'meta', 'link', 'title']);
   const AX_IMPLIED = { p: 'paragraph', label: 'LabelText', ul: 'list', ol: 'list', li: 'listitem', article: 'article', section: 'region', blockquote: 'blockquote', hr: 'separator', option: 'option', fieldset: 'group' };
