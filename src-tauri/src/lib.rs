@@ -7,13 +7,10 @@ pub mod broker;
 pub mod cdp;
 pub mod cli;
 pub mod client;
-pub mod clock;
 pub mod config;
 pub mod desktop;
 pub mod display;
 pub mod engine;
-pub mod error;
-pub mod events;
 pub mod http;
 pub mod listen;
 pub mod logging;
@@ -21,12 +18,15 @@ pub mod mcp;
 pub mod memory;
 pub mod network;
 pub mod proxy;
-pub mod secret;
 pub mod session;
 pub mod state;
 pub mod tools;
 pub mod urls;
 pub mod vault;
+
+// The GTK-free core, a crate of its own (its tests build in about a second), under the
+// paths the rest of the crate has always used.
+pub use malo_core::{clock, error, events, secret};
 
 #[cfg(test)]
 mod layering;

@@ -37,7 +37,7 @@ pub mod agent;
 pub mod devtools;
 #[cfg(test)]
 pub(crate) mod fake;
-pub mod keys;
+pub use malo_core::keys;
 pub mod main_thread;
 pub mod png;
 

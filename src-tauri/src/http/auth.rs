@@ -9,6 +9,7 @@ use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;
 use axum::http::HeaderMap;
 
+use super::error::ApiError;
 use super::{BrokerState, LeaseState};
 use crate::error::{Error, ErrorCode};
 use crate::secret::Token;
@@ -36,9 +37,9 @@ fn verify(headers: &HeaderMap, names: &[&str], token: &Token, what: &str) -> Res
 pub(crate) struct BrokerAuth;
 
 impl FromRequestParts<BrokerState> for BrokerAuth {
-    type Rejection = Error;
+    type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &BrokerState) -> Result<Self, Error> {
+    async fn from_request_parts(parts: &mut Parts, state: &BrokerState) -> Result<Self, ApiError> {
         verify(&parts.headers, &BROKER_HEADERS, &state.broker.token, "broker")?;
         Ok(BrokerAuth)
     }
@@ -49,9 +50,9 @@ impl FromRequestParts<BrokerState> for BrokerAuth {
 pub(crate) struct LeaseAuth;
 
 impl FromRequestParts<LeaseState> for LeaseAuth {
-    type Rejection = Error;
+    type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &LeaseState) -> Result<Self, Error> {
+    async fn from_request_parts(parts: &mut Parts, state: &LeaseState) -> Result<Self, ApiError> {
         verify(&parts.headers, &LEASE_HEADERS, &state.lease.token, "lease")?;
         Ok(LeaseAuth)
     }
@@ -66,7 +67,7 @@ pub(super) async fn require_lease_token(
     use axum::response::IntoResponse;
     match verify(request.headers(), &LEASE_HEADERS, &lease.token, "lease") {
         Ok(()) => next.run(request).await,
-        Err(error) => error.into_response(),
+        Err(error) => ApiError(error).into_response(),
     }
 }
 
@@ -76,9 +77,9 @@ pub(super) async fn require_lease_token(
 pub(crate) struct SessionAuth(pub Arc<Session>);
 
 impl FromRequestParts<LeaseState> for SessionAuth {
-    type Rejection = Error;
+    type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &LeaseState) -> Result<Self, Error> {
+    async fn from_request_parts(parts: &mut Parts, state: &LeaseState) -> Result<Self, ApiError> {
         verify(&parts.headers, &LEASE_HEADERS, &state.lease.token, "lease")?;
         let Path(params) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
             .await

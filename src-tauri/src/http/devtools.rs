@@ -15,8 +15,9 @@ use axum::routing::get;
 use axum::{Json, Router};
 use futures_util::{SinkExt, StreamExt};
 
+use super::error::ApiResult as Result;
 use super::LeaseState;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, ErrorCode};
 use crate::session::Session;
 
 /// Frames a client may send at most (Playwright's injected script is about 330 kB).
@@ -36,7 +37,7 @@ pub(super) fn routes() -> Router<LeaseState> {
 
 /// The session a capability opens: its key in the path, or its id in the path and its
 /// key as a Bearer token. Either way the key is compared in constant time.
-fn session_of(state: &LeaseState, key: &str, headers: &HeaderMap) -> Result<Arc<Session>> {
+fn session_of(state: &LeaseState, key: &str, headers: &HeaderMap) -> crate::error::Result<Arc<Session>> {
     if headers.contains_key(ORIGIN) {
         return Err(Error::new(
             ErrorCode::ForbiddenOrigin,
@@ -74,7 +75,7 @@ async fn socket(
 ) -> Response {
     let session = match session_of(&state, &key, &headers) {
         Ok(session) => session,
-        Err(error) => return error.into_response(),
+        Err(error) => return super::error::ApiError(error).into_response(),
     };
     let sessions = state.lease.sessions.clone();
     let registry = state.registry.clone();

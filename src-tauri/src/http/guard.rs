@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::error::ApiError;
 use crate::error::{Error, ErrorCode};
 
 /// Largest request body accepted.
@@ -19,7 +20,7 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// bodies that are too large or not JSON, before any route runs.
 pub(super) async fn guard(State(port): State<u16>, request: Request<Body>, next: Next) -> Response {
     if let Err(error) = check(port, &request) {
-        return error.into_response();
+        return ApiError(error).into_response();
     }
     next.run(request).await
 }
@@ -81,7 +82,7 @@ fn too_large() -> Error {
 pub(crate) struct ApiJson<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
-    type Rejection = Error;
+    type Rejection = ApiError;
 
     async fn from_request(request: Request<Body>, state: &S) -> Result<Self, Self::Rejection> {
         let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
@@ -97,6 +98,6 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
             serde_json::from_slice(&bytes).map_err(|error| Error::bad_request(format!("the body is not valid JSON: {error}")))?
         };
         crate::tools::whole_floats_to_integers(&mut value);
-        serde_json::from_value(value).map(ApiJson).map_err(|error| Error::bad_request(format!("invalid request body: {error}")))
+        serde_json::from_value(value).map(ApiJson).map_err(|error| ApiError(Error::bad_request(format!("invalid request body: {error}"))))
     }
 }

@@ -4,7 +4,7 @@
 
 mod auth;
 mod devtools;
-mod error;
+pub(crate) mod error;
 mod guard;
 mod openapi;
 mod server;
@@ -21,11 +21,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use self::auth::{BrokerAuth, LeaseAuth, SessionAuth};
+use self::error::ApiResult as Result;
 use self::guard::ApiJson;
 pub use self::guard::MAX_BODY_BYTES;
 pub use self::server::serve;
 use crate::broker::{Broker, Lease};
-use crate::error::Result;
 use crate::session::CreateSession;
 use crate::tools::{ToolContext, ToolRegistry};
 
@@ -237,7 +237,7 @@ async fn call_action(
     let mut input = request.action;
     let name = match input.remove("type") {
         Some(Value::String(name)) => name,
-        _ => return Err(crate::error::Error::bad_request("action.type must name a tool, e.g. \"click\"")),
+        _ => return Err(crate::error::Error::bad_request("action.type must name a tool, e.g. \"click\"").into()),
     };
     let output = state.registry.call(&name, context(&state, session), Value::Object(input)).await?;
     Ok(Json(json!(output)))

@@ -174,7 +174,7 @@ mod tests {
 
     #[test]
     fn the_api_document_lists_exactly_the_codes_with_their_statuses() {
-        let document = include_str!("../../docs/API.md");
+        let document = include_str!("../../../docs/API.md");
         let table = &document[document.find("## Error codes").expect("docs/API.md has an error code table")..];
         let listed: Vec<(String, u16)> = table
             .lines()

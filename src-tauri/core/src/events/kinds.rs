@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn the_api_document_lists_exactly_the_event_kinds() {
-        let document = include_str!("../../../docs/API.md");
+        let document = include_str!("../../../../docs/API.md");
         let table = &document[document.find("## Event types").expect("docs/API.md has an event type table")..];
         let listed: Vec<&str> = table
             .lines()
