@@ -72,6 +72,14 @@ async function main() {
   report('an unknown method is refused at once', /wasn't found/.test(refused || '') && Date.now() - started < 2000, refused);
   await session.detach();
 
+  const created = new Promise((resolve) => browser.on('targetcreated', (target) => { if (target.type() === 'page') resolve(target); }));
+  await page.evaluate(() => { window.open('/f/arrived.html'); });
+  const popup = await within(created, 'a popup target');
+  const popupPage = await within(popup.page(), 'the popup page');
+  await within(popupPage.waitForFunction(() => document.title === 'arrived'), 'the popup loads');
+  report('a popup is a new target', popup.opener() && popup.opener().type() === 'page', popup.url());
+  await within(popupPage.close(), 'popup close');
+
   await within(page.close(), 'page.close');
   report('page.close', true);
   await browser.disconnect();

@@ -25,8 +25,21 @@ fn puppeteer_drives_a_hidden_session_unmodified() {
     let fixtures = Fixtures::start();
     let session = daemon.lease("agent-cdp").session_sized(1024, 700);
     let (ws_url, http_url, authorization) = endpoint(&session);
-    let base = fixtures.url("");
-    let run = run_client("puppeteer.mjs", &[&ws_url, &http_url, &authorization, base.trim_end_matches('/')]);
+    session.ok("set_popup_policy", json!({ "policy": "tab" }));
+    let base = fixtures.url("").trim_end_matches('/').to_string();
+    // A person's window holds the focus the whole time; the client runs beside a watch.
+    let _screen = shared_screen();
+    let holder = window_manager_with_focused_window();
+    let client = std::thread::spawn(move || run_client("puppeteer.mjs", &[&ws_url, &http_url, &authorization, &base]));
+    let mut looks = 0;
+    while !client.is_finished() {
+        assert_eq!(mapped_windows_of(daemon.pid), Vec::<String>::new(), "a window was mapped during the client's run");
+        assert_eq!(xdotool(&["getactivewindow"]), holder, "the focus was taken during the client's run");
+        looks += 1;
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(looks > 5, "the screen was watched while the client ran ({looks} looks)");
+    let run = client.join().unwrap();
     if !run.success {
         eprintln!("daemon log:\n{}", daemon.stderr());
     }
@@ -49,6 +62,7 @@ fn puppeteer_drives_a_hidden_session_unmodified() {
         "console listener saw the log",
         "exposeFunction (a binding) answers the page",
         "an unknown method is refused at once",
+        "a popup is a new target",
         "page.close",
         "connect by header",
         "connect by browserURL and goto",
