@@ -109,9 +109,7 @@ pub(super) fn tools() -> Vec<Tool> {
             "List the session's recent downloads, newest first (at most 100 are kept): id, tab, url, suggested and saved name, status (started, in_progress, completed, canceled, denied, failed), bytes, MIME type, sha256 when completed, times, error.",
             |context: ToolContext, input: ListDownloadsInput| async move {
                 let limit = LIST_DOWNLOADS_LIMIT.count(input.limit, "limit")?;
-                if let Some(tab) = &input.tab {
-                    context.session.tabs.get(Some(tab))?;
-                }
+                context.check_tab_filter(input.tab.as_deref())?;
                 Ok(ListDownloadsOutput { downloads: context.session.downloads.list(limit, input.tab.as_deref()) })
             },
         ),

@@ -79,6 +79,15 @@ impl ToolContext {
         self.tab.as_ref().ok_or_else(|| Error::internal("a page tool ran without a tab"))
     }
 
+    /// For a session tool that takes `tab` as a filter: checks that the tab is open
+    /// (`E_TAB_NOT_FOUND` when it is not); naming none is fine.
+    pub fn check_tab_filter(&self, tab: Option<&str>) -> Result<()> {
+        match tab {
+            Some(tab) => self.session.tabs.get(Some(tab)).map(drop),
+            None => Ok(()),
+        }
+    }
+
     /// Asks the engine something of this call's tab.
     pub async fn ask<T: FromAnswer>(&self, request: TabRequest) -> Result<T> {
         let target = self.session.address(self.tab()?);
