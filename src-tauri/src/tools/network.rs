@@ -210,7 +210,7 @@ pub(super) fn tools() -> Vec<Tool> {
                 let limit = RESPONSES_LIMIT.count(input.limit, "limit")?;
                 let capture = capture_of(&context)?;
                 let chosen = capture.responses(input.url_prefix.as_deref(), input.after, limit);
-                let cursor = chosen.items.last().map(|record| record.seq).unwrap_or(input.after.unwrap_or(0).max(context.session.events.seq_now()));
+                let cursor = chosen.cursor(|record| record.seq, input.after, context.session.events.seq_now());
                 Ok(ResponsesOutput { responses: chosen.items, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted })
             },
         ),
@@ -227,8 +227,7 @@ pub(super) fn tools() -> Vec<Tool> {
                     failed_only: input.failed_only,
                 };
                 let chosen = context.tab()?.traffic.requests(input.after, &filter, limit);
-                let cursor =
-                    chosen.items.last().map(|record| record.seq).unwrap_or(input.after.unwrap_or(0).max(context.session.events.seq_now()));
+                let cursor = chosen.cursor(|record| record.seq, input.after, context.session.events.seq_now());
                 let requests = chosen.items.into_iter().map(|record| RequestEntry::of(record, input.headers)).collect();
                 Ok(RequestsOutput { requests, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted })
             },
