@@ -40,98 +40,76 @@ agent_sections!(
     "export.js",
 );
 
-/// The page agent's operations, by the names the agent knows them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentOp {
-    /// Describe the document: text, structure, interactive elements with refs.
-    Snapshot,
-    /// Find a target, scroll it into view, say where it is and whether it is actionable.
-    Locate,
-    /// Where a child frame's content box is.
-    FrameBox,
-    /// What a click at a point of this document reaches, when it should reach a frame.
-    FrameHit,
-    /// Give an element focus.
-    Focus,
-    /// Type text into a field as one trusted insertion.
-    Fill,
-    /// Set the value of a field that takes no typing (date, colour, range).
-    SetValue,
-    /// Choose options of a `<select>`.
-    Select,
-    /// Scroll the document.
-    ScrollBy,
-    /// Read text, HTML, an attribute or a value.
-    Extract,
-    /// The state of a selector or a text (wait_for, assert).
-    Probe,
-    /// Play an HTML5 drag and drop in the page.
-    Html5Drag,
-    /// Find a login form's fields.
-    LoginForm,
-    /// Where a login attempt stands.
-    LoginState,
-    /// Find a file input and check it takes a number of files.
-    FileInput,
-    /// Open a file input's chooser (the engine answers it).
-    OpenFileChooser,
-    /// The files a file input holds.
-    FileInputState,
-    /// A child frame by a selector of its iframe.
-    FrameOf,
-    /// The accessibility tree in Chrome's shape (for the DevTools endpoint).
-    AxTree,
+/// Declares the page agent's operations in one table, a line each: what it does, the
+/// agent's name for it, and the type its result is read into; its request type is the
+/// struct of the same name. Makes [`AgentOp`] (serialised to the agent's names),
+/// [`AgentOp::ALL`], [`AgentOp::name`] and each request's [`AgentRequest`] impl.
+macro_rules! agent_ops {
+    ($($(#[$doc:meta])* $op:ident = $name:literal -> $output:ty,)+) => {
+        /// The page agent's operations, by the names the agent knows them.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+        pub enum AgentOp {
+            $($(#[$doc])* #[serde(rename = $name)] $op,)+
+        }
+
+        impl AgentOp {
+            /// Every operation.
+            pub const ALL: &[AgentOp] = &[$(AgentOp::$op),+];
+
+            /// The agent's name for it.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(AgentOp::$op => $name,)+
+                }
+            }
+        }
+
+        $(impl AgentRequest for $op {
+            const OP: AgentOp = AgentOp::$op;
+            type Output = $output;
+        })+
+    };
 }
 
-impl AgentOp {
-    /// Every operation.
-    pub const ALL: [AgentOp; 19] = [
-        AgentOp::Snapshot,
-        AgentOp::Locate,
-        AgentOp::FrameBox,
-        AgentOp::FrameHit,
-        AgentOp::Focus,
-        AgentOp::Fill,
-        AgentOp::SetValue,
-        AgentOp::Select,
-        AgentOp::ScrollBy,
-        AgentOp::Extract,
-        AgentOp::Probe,
-        AgentOp::Html5Drag,
-        AgentOp::LoginForm,
-        AgentOp::LoginState,
-        AgentOp::FileInput,
-        AgentOp::OpenFileChooser,
-        AgentOp::FileInputState,
-        AgentOp::FrameOf,
-        AgentOp::AxTree,
-    ];
-
-    /// The agent's name for it.
-    pub fn name(self) -> &'static str {
-        match self {
-            AgentOp::Snapshot => "snapshot",
-            AgentOp::Locate => "locate",
-            AgentOp::FrameBox => "frame_box",
-            AgentOp::FrameHit => "frame_hit",
-            AgentOp::Focus => "focus",
-            AgentOp::Fill => "fill",
-            AgentOp::SetValue => "set_value",
-            AgentOp::Select => "select",
-            AgentOp::ScrollBy => "scroll_by",
-            AgentOp::Extract => "extract",
-            AgentOp::Probe => "probe",
-            AgentOp::Html5Drag => "html5_drag",
-            AgentOp::LoginForm => "login_form",
-            AgentOp::LoginState => "login_state",
-            AgentOp::FileInput => "file_input",
-            AgentOp::OpenFileChooser => "open_file_chooser",
-            AgentOp::FileInputState => "file_input_state",
-            AgentOp::FrameOf => "frame_of",
-            AgentOp::AxTree => "ax_tree",
-        }
-    }
+agent_ops! {
+    /// Describe the document: text, structure, interactive elements with refs.
+    Snapshot = "snapshot" -> Value,
+    /// Find a target, scroll it into view, say where it is and whether it is actionable.
+    Locate = "locate" -> ElementInfo,
+    /// Where a child frame's content box is.
+    FrameBox = "frame_box" -> Rect,
+    /// What a click at a point of this document reaches, when it should reach a frame.
+    FrameHit = "frame_hit" -> Covered,
+    /// Give an element focus.
+    Focus = "focus" -> Focused,
+    /// Type text into a field as one trusted insertion.
+    Fill = "fill" -> FieldValue,
+    /// Set the value of a field that takes no typing (date, colour, range).
+    SetValue = "set_value" -> FieldValue,
+    /// Choose options of a `<select>`.
+    Select = "select" -> Value,
+    /// Scroll the document.
+    ScrollBy = "scroll_by" -> ScrollPosition,
+    /// Read text, HTML, an attribute or a value.
+    Extract = "extract" -> Value,
+    /// The state of a selector or a text (wait_for, assert).
+    Probe = "probe" -> ProbeState,
+    /// Play an HTML5 drag and drop in the page.
+    Html5Drag = "html5_drag" -> Value,
+    /// Find a login form's fields.
+    LoginForm = "login_form" -> LoginFields,
+    /// Where a login attempt stands.
+    LoginState = "login_state" -> LoginProgress,
+    /// Find a file input and check it takes a number of files.
+    FileInput = "file_input" -> FileInputInfo,
+    /// Open a file input's chooser (the engine answers it).
+    OpenFileChooser = "open_file_chooser" -> Value,
+    /// The files a file input holds.
+    FileInputState = "file_input_state" -> FileList,
+    /// A child frame by a selector of its iframe.
+    FrameOf = "frame_of" -> FrameId,
+    /// The accessibility tree in Chrome's shape (for the DevTools endpoint).
+    AxTree = "ax_tree" -> AxTreeAnswer,
 }
 
 /// A request to the page agent: its operation, its arguments (this value, serialised)
@@ -169,10 +147,6 @@ pub struct Snapshot {
     /// Interactive elements at most.
     pub max_items: usize,
 }
-impl AgentRequest for Snapshot {
-    const OP: AgentOp = AgentOp::Snapshot;
-    type Output = Value;
-}
 
 /// `locate`: find a target and describe it.
 #[derive(Debug, Clone, Serialize)]
@@ -184,10 +158,6 @@ pub struct Locate {
     pub scroll: bool,
     /// Measure its box again at the next animation frame (`moving` if it changed).
     pub stable: bool,
-}
-impl AgentRequest for Locate {
-    const OP: AgentOp = AgentOp::Locate;
-    type Output = ElementInfo;
 }
 
 /// What the agent knows of a located element.
@@ -256,10 +226,6 @@ pub struct FrameBox {
     /// Scroll it into view first.
     pub scroll: bool,
 }
-impl AgentRequest for FrameBox {
-    const OP: AgentOp = AgentOp::FrameBox;
-    type Output = Rect;
-}
 
 /// A box in a document's viewport.
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, schemars::JsonSchema)]
@@ -286,10 +252,6 @@ pub struct FrameHit {
     /// Point, in this document's viewport.
     pub y: f64,
 }
-impl AgentRequest for FrameHit {
-    const OP: AgentOp = AgentOp::FrameHit;
-    type Output = Covered;
-}
 
 /// What covers a point, if anything.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -305,10 +267,6 @@ pub struct Focus {
     /// The element.
     #[serde(flatten)]
     pub target: ElementAddress,
-}
-impl AgentRequest for Focus {
-    const OP: AgentOp = AgentOp::Focus;
-    type Output = Focused;
 }
 
 /// Whether focus landed.
@@ -329,10 +287,6 @@ pub struct Fill {
     /// Replace what is there.
     pub clear: bool,
 }
-impl AgentRequest for Fill {
-    const OP: AgentOp = AgentOp::Fill;
-    type Output = FieldValue;
-}
 
 /// `set_value`: set a value that takes no typing, firing input and change.
 #[derive(Debug, Clone, Serialize)]
@@ -342,10 +296,6 @@ pub struct SetValue {
     pub target: ElementAddress,
     /// The value.
     pub text: String,
-}
-impl AgentRequest for SetValue {
-    const OP: AgentOp = AgentOp::SetValue;
-    type Output = FieldValue;
 }
 
 /// A field's value after an edit.
@@ -367,10 +317,6 @@ pub struct Select {
     /// `value` or `label`.
     pub by: &'static str,
 }
-impl AgentRequest for Select {
-    const OP: AgentOp = AgentOp::Select;
-    type Output = Value;
-}
 
 /// `scroll_by`.
 #[derive(Debug, Clone, Serialize)]
@@ -379,10 +325,6 @@ pub struct ScrollBy {
     pub dx: f64,
     /// Pixels down.
     pub dy: f64,
-}
-impl AgentRequest for ScrollBy {
-    const OP: AgentOp = AgentOp::ScrollBy;
-    type Output = ScrollPosition;
 }
 
 /// Where the document is scrolled to.
@@ -408,10 +350,6 @@ pub struct Extract {
     /// Every match.
     pub all: bool,
 }
-impl AgentRequest for Extract {
-    const OP: AgentOp = AgentOp::Extract;
-    type Output = Value;
-}
 
 /// `probe`: the state of a selector or a text.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -420,10 +358,6 @@ pub struct Probe {
     pub selector: Option<String>,
     /// A text to find (inside `selector` when both are given).
     pub text: Option<String>,
-}
-impl AgentRequest for Probe {
-    const OP: AgentOp = AgentOp::Probe;
-    type Output = ProbeState;
 }
 
 /// What `probe` saw.
@@ -469,10 +403,6 @@ pub struct Html5Drag {
     /// Moves along the way.
     pub steps: u32,
 }
-impl AgentRequest for Html5Drag {
-    const OP: AgentOp = AgentOp::Html5Drag;
-    type Output = Value;
-}
 
 /// `login_form`: find the username, password and submit controls.
 #[derive(Debug, Clone, Serialize)]
@@ -483,10 +413,6 @@ pub struct LoginForm {
     pub password_selector: Option<String>,
     /// Submit control, when detection is not enough.
     pub submit_selector: Option<String>,
-}
-impl AgentRequest for LoginForm {
-    const OP: AgentOp = AgentOp::LoginForm;
-    type Output = LoginFields;
 }
 
 /// A login form's controls, by ref.
@@ -519,10 +445,6 @@ pub struct LoginState {
     pub success_selector: Option<String>,
     /// Error texts already on the page before the attempt (not this attempt's).
     pub errors_before: Vec<String>,
-}
-impl AgentRequest for LoginState {
-    const OP: AgentOp = AgentOp::LoginState;
-    type Output = LoginProgress;
 }
 
 /// What a login page shows now.
@@ -561,10 +483,6 @@ pub struct FileInput {
     /// How many files will be set.
     pub count: usize,
 }
-impl AgentRequest for FileInput {
-    const OP: AgentOp = AgentOp::FileInput;
-    type Output = FileInputInfo;
-}
 
 /// A file input found.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -589,10 +507,6 @@ pub struct OpenFileChooser {
     #[serde(flatten)]
     pub target: ElementAddress,
 }
-impl AgentRequest for OpenFileChooser {
-    const OP: AgentOp = AgentOp::OpenFileChooser;
-    type Output = Value;
-}
 
 /// `file_input_state`.
 #[derive(Debug, Clone, Serialize)]
@@ -600,10 +514,6 @@ pub struct FileInputState {
     /// The file input.
     #[serde(flatten)]
     pub target: ElementAddress,
-}
-impl AgentRequest for FileInputState {
-    const OP: AgentOp = AgentOp::FileInputState;
-    type Output = FileList;
 }
 
 /// The files an input holds.
@@ -621,10 +531,6 @@ pub struct FrameOf {
     /// A selector of the iframe.
     pub selector: String,
 }
-impl AgentRequest for FrameOf {
-    const OP: AgentOp = AgentOp::FrameOf;
-    type Output = FrameId;
-}
 
 /// A child frame's id in its parent document.
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -641,10 +547,6 @@ pub struct AxTree {
     pub root: Option<u64>,
     /// At most this many nodes.
     pub max_nodes: usize,
-}
-impl AgentRequest for AxTree {
-    const OP: AgentOp = AgentOp::AxTree;
-    type Output = AxTreeAnswer;
 }
 
 /// The accessibility tree: Chrome's `AXNode`s, the root first, as the agent built them.

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, MethodRouter};
 use axum::{middleware, Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -73,8 +73,8 @@ pub fn lease_router(lease: Arc<Lease>, registry: Arc<ToolRegistry>) -> Router {
         .route("/v1/profiles/{name}", delete(delete_profile))
         .route("/v1/sessions/{id}", get(get_session).delete(close_session))
         .route("/v1/sessions/{id}/navigate", post(navigate))
-        .route("/v1/sessions/{id}/observe", get(observe))
-        .route("/v1/sessions/{id}/events", get(events))
+        .route("/v1/sessions/{id}/observe", read_shortcut("observe"))
+        .route("/v1/sessions/{id}/events", read_shortcut("events"))
         .route("/v1/sessions/{id}/tools/{tool}", post(call_tool))
         .route("/v1/sessions/{id}/actions", post(call_action))
         .nest_service("/mcp", mcp_service(lease.clone(), registry.clone()))
@@ -195,20 +195,15 @@ async fn navigate(
     Ok(Json(state.registry.call("navigate", context(&state, session), input).await?.flattened()))
 }
 
-async fn observe(
-    State(state): State<LeaseState>,
-    SessionAuth(session): SessionAuth,
-    Query(query): Query<HashMap<String, String>>,
-) -> Result<Json<Value>> {
-    Ok(Json(state.registry.call("observe", context(&state, session), query_to_json(query)).await?.flattened()))
-}
-
-async fn events(
-    State(state): State<LeaseState>,
-    SessionAuth(session): SessionAuth,
-    Query(query): Query<HashMap<String, String>>,
-) -> Result<Json<Value>> {
-    Ok(Json(state.registry.call("events", context(&state, session), query_to_json(query)).await?.flattened()))
+/// The seed's shortcut for a tool that reads (`observe`, `events`): `GET` with the tool's
+/// input as query parameters, answered with its result flattened.
+fn read_shortcut(tool: &'static str) -> MethodRouter<LeaseState> {
+    get(
+        move |State(state): State<LeaseState>, SessionAuth(session): SessionAuth, Query(query): Query<HashMap<String, String>>| async move {
+            let output = state.registry.call(tool, context(&state, session), query_to_json(query)).await?;
+            Ok::<_, crate::error::Error>(Json(output.flattened()))
+        },
+    )
 }
 
 async fn call_tool(

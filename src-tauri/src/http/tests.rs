@@ -236,3 +236,27 @@ async fn bodies_are_small_json_and_strictly_typed() {
     let (status, body) = tool("teleport", json!({})).send(&router).await;
     assert_eq!((status, code(&body)), (StatusCode::NOT_FOUND, "E_UNKNOWN_TOOL"));
 }
+
+#[tokio::test]
+async fn the_read_shortcuts_take_their_input_from_the_query_and_answer_flattened() {
+    let wire = Wire::new();
+    let (router, lease_token, port) = wire.lease("agent-a");
+    let (_, session) = call("POST", "/v1/sessions", port).header("x-malo-lease-token", &lease_token).json(json!({})).send(&router).await;
+    let id = session["session_id"].as_str().unwrap();
+    let session_token = session["session_token"].as_str().unwrap();
+    let read = |path: &str| {
+        call("GET", &format!("/v1/sessions/{id}/{path}"), port)
+            .header("x-malo-lease-token", &lease_token)
+            .header("x-malo-session-token", session_token)
+    };
+    let (status, body) = read("events?limit=5").send(&router).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["events"].is_array() && body["cursor"].is_u64() && body.get("seq").is_some(), "{body}");
+    let (status, body) = read("events?limit=0").send(&router).await;
+    assert_eq!((status, code(&body)), (StatusCode::BAD_REQUEST, "E_BAD_REQUEST"), "{body}");
+    let (status, body) = read("observe?bogus=1").send(&router).await;
+    assert_eq!((status, code(&body)), (StatusCode::BAD_REQUEST, "E_BAD_REQUEST"), "{body}");
+    let (status, _) =
+        call("GET", &format!("/v1/sessions/{id}/events"), port).header("x-malo-lease-token", &lease_token).send(&router).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "the session's token is required");
+}

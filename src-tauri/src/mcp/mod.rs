@@ -27,15 +27,18 @@ use crate::tools::ToolDescription;
 /// Prefix of every tool name over MCP.
 const PREFIX: &str = "browser_";
 
-/// Options of the sessions an MCP connection creates.
-#[derive(Debug, Clone, Default)]
+/// Options of the sessions an MCP connection creates (also `malo mcp`'s flags for them).
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct SessionOptions {
-    /// Viewport width.
-    pub width: Option<u32>,
-    /// Viewport height.
-    pub height: Option<u32>,
-    /// Named profile.
+    /// Use this named login profile for the sessions it opens.
+    #[arg(long)]
     pub profile: Option<String>,
+    /// Viewport width of the sessions it opens.
+    #[arg(long)]
+    pub width: Option<u32>,
+    /// Viewport height of the sessions it opens.
+    #[arg(long)]
+    pub height: Option<u32>,
 }
 
 /// The MCP server for one client connection.

@@ -23,15 +23,9 @@ pub struct McpArgs {
     /// The agent id of the lease (default: the MCP client's name and a random suffix).
     #[arg(long)]
     pub agent_id: Option<String>,
-    /// Use this named login profile for the sessions it opens.
-    #[arg(long)]
-    pub profile: Option<String>,
-    /// Viewport width of the sessions it opens.
-    #[arg(long)]
-    pub width: Option<u32>,
-    /// Viewport height of the sessions it opens.
-    #[arg(long)]
-    pub height: Option<u32>,
+    /// The sessions it opens: `--profile`, `--width`, `--height`.
+    #[command(flatten)]
+    pub sessions: SessionOptions,
 }
 
 /// Serves MCP on stdin/stdout until the client goes away.
@@ -50,8 +44,7 @@ async fn serve(args: McpArgs, data_dir: PathBuf) -> Result<()> {
         .await
         .map_err(|error| Error::internal(error.to_string()))??;
     let backend = Arc::new(HttpBackend::new(broker.clone(), args.agent_id.clone()));
-    let options = SessionOptions { width: args.width, height: args.height, profile: args.profile.clone() };
-    let server = McpServer::new(backend.clone(), ToolRegistry::standard().catalogue(), options);
+    let server = McpServer::new(backend.clone(), ToolRegistry::standard().catalogue(), args.sessions);
     let service =
         server.serve(rmcp::transport::stdio()).await.map_err(|error| Error::internal(format!("MCP handshake failed: {error}")))?;
     let heartbeat = tokio::spawn(keep_lease_alive(backend.clone(), broker.clone()));

@@ -1,6 +1,7 @@
 //! What the inputs of actions share, declared once: `ref` and `selector` (the element an
-//! action is aimed at) and `settle_ms` and `timeout_ms` (how long it waits). Each action's
-//! input is written with [`action_input!`], which adds these fields to the action's own.
+//! action is aimed at), `x` and `y` (the point a pointer action may aim at instead) and
+//! `settle_ms` and `timeout_ms` (how long it waits). Each action's input is written with
+//! [`action_input!`], which adds these fields to the action's own.
 //!
 //! A macro rather than `#[serde(flatten)]` of shared structs: with flatten, serde's
 //! "unknown field" error no longer lists the fields an input accepts (the list tells an
@@ -31,9 +32,31 @@ impl ActionWaits {
 }
 
 /// Defines an action's input struct: its own fields, then `settle_ms` and `timeout_ms`
-/// (and with `aimed_at_element`, `ref` and `selector` before them), strictly parsed. The
-/// struct gets `waits()` and, when aimed at an element, `element()`.
+/// (and with `aimed_at_element`, `ref` and `selector` before them; with
+/// `aimed_at_element_or_point`, also `x` and `y` before its own), strictly parsed. The
+/// struct gets `waits()` and, when aimed at an element, `element()`; at a point, `point()`.
 macro_rules! action_input {
+    ($(#[$meta:meta])* $name:ident aimed_at_element_or_point { $($own:tt)* }) => {
+        action_input! {
+            $(#[$meta])*
+            $name aimed_at_element {
+                /// Or a point in the viewport (CSS px), with `y`.
+                #[serde(default)]
+                x: Option<f64>,
+                /// Or a point in the viewport (CSS px), with `x`.
+                #[serde(default)]
+                y: Option<f64>,
+                $($own)*
+            }
+        }
+
+        impl $name {
+            /// The point the input names (`x`, `y`), as far as it names one.
+            fn point(&self) -> (Option<f64>, Option<f64>) {
+                (self.x, self.y)
+            }
+        }
+    };
     ($(#[$meta:meta])* $name:ident aimed_at_element { $($own:tt)* }) => {
         action_input! {
             $(#[$meta])*

@@ -5,10 +5,9 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::limits::{Bounded, CONSOLE_LIMIT, PAGE_ERRORS_LIMIT};
+use super::limits::{CONSOLE_LIMIT, PAGE_ERRORS_LIMIT};
 use super::numbers::{lenient, lenient_schema};
 use super::{Tool, ToolContext};
-use crate::error::Error;
 use crate::events::RingPage;
 use crate::state::{ConsoleEntry, ConsoleLevel, PageError};
 
@@ -52,21 +51,13 @@ type ConsoleOutput = RingPage<ConsoleEntry>;
 /// Output of `page_errors`: the errors, each with its seq, and where to continue.
 type PageErrorsOutput = RingPage<PageError>;
 
-fn limit(value: Option<usize>, bounds: Bounded<usize>) -> Result<usize, Error> {
-    let limit = bounds.read(value, "limit")?;
-    if limit == 0 {
-        return Err(Error::bad_request("limit must be at least 1"));
-    }
-    Ok(limit)
-}
-
 pub(super) fn tools() -> Vec<Tool> {
     vec![
         Tool::tab(
             "console",
             "The tab's console lines (every frame; 200 kept): level, text, source/line/column, frame_url, time. Without `after`, the newest `limit` lines (oldest first) and older_omitted, how many older ones matched; with `after`, the lines after that seq cursor, paging forward (has_more). Filters: level, text_includes. Answers {entries, cursor, has_more}.",
             |context: ToolContext, input: ConsoleInput| async move {
-                let limit = limit(input.limit, CONSOLE_LIMIT)?;
+                let limit = CONSOLE_LIMIT.count(input.limit, "limit")?;
                 let page: ConsoleOutput = context.tab()?.console.after(input.after, limit, |entry| {
                     input.level.is_none_or(|level| entry.level == level)
                         && input.text_includes.as_deref().is_none_or(|part| entry.text.contains(part))
@@ -78,7 +69,7 @@ pub(super) fn tools() -> Vec<Tool> {
             "page_errors",
             "The tab's uncaught exceptions and unhandled promise rejections (every frame; 100 kept): kind, message, stack, source/line/column, frame_url, time. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward. Answers {entries, cursor, has_more}.",
             |context: ToolContext, input: PageErrorsInput| async move {
-                let limit = limit(input.limit, PAGE_ERRORS_LIMIT)?;
+                let limit = PAGE_ERRORS_LIMIT.count(input.limit, "limit")?;
                 let page: PageErrorsOutput = context.tab()?.errors.after(input.after, limit, |_| true);
                 Ok(page)
             },

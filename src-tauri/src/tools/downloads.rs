@@ -108,13 +108,8 @@ pub(super) fn tools() -> Vec<Tool> {
             "list_downloads",
             "List the session's recent downloads, newest first (at most 100 are kept): id, tab, url, suggested and saved name, status (started, in_progress, completed, canceled, denied, failed), bytes, MIME type, sha256 when completed, times, error.",
             |context: ToolContext, input: ListDownloadsInput| async move {
-                let limit = LIST_DOWNLOADS_LIMIT.read(input.limit, "limit")?;
-                if limit == 0 {
-                    return Err(Error::bad_request("limit must be at least 1"));
-                }
-                if let Some(tab) = &input.tab {
-                    context.session.tabs.get(Some(tab))?;
-                }
+                let limit = LIST_DOWNLOADS_LIMIT.count(input.limit, "limit")?;
+                context.check_tab_filter(input.tab.as_deref())?;
                 Ok(ListDownloadsOutput { downloads: context.session.downloads.list(limit, input.tab.as_deref()) })
             },
         ),

@@ -38,9 +38,7 @@ pub(super) fn tool() -> Tool {
             if !(1..=EVENTS_LIMIT.max).contains(&limit) {
                 return Err(Error::bad_request(format!("limit must be between 1 and {}", EVENTS_LIMIT.max)));
             }
-            if let Some(tab) = &input.tab {
-                context.session.tabs.get(Some(tab))?;
-            }
+            context.check_tab_filter(input.tab.as_deref())?;
             Ok(context.session.events.after_matching(input.after, limit, input.tab.as_deref(), input.kind.as_deref()))
         },
     )

@@ -28,8 +28,7 @@ pub(super) fn tool() -> Tool {
         "history",
         "Go back, go forward or reload the page, then wait for load and quiet like navigate.",
         |context: ToolContext, input: HistoryInput| async move {
-            let timeout = LOAD_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
-            let settle = NAVIGATION_SETTLE_MS.millis(input.settle_ms, "settle_ms")?;
+            let (timeout, settle) = navigate::load_waits(input.timeout_ms, input.settle_ms)?;
             let navigation = context.ask(TabRequest::History { action: input.action, timeout, settle }).await?;
             navigate::output(&context, navigation)
         },

@@ -35,6 +35,17 @@ impl Bounded<u64> {
     }
 }
 
+impl Bounded<usize> {
+    /// [`Bounded::read`] for a count of at least 1 (the `limit` of a list): 0 is refused too.
+    pub(crate) fn count(self, value: Option<usize>, field: &str) -> Result<usize> {
+        let count = self.read(value, field)?;
+        if count == 0 {
+            return Err(Error::bad_request(format!("{field} must be at least 1")));
+        }
+        Ok(count)
+    }
+}
+
 /// `settle_ms` of actions: how long to wait for what the action caused (also the settle
 /// of `login` and `set_file_input`, which take no `settle_ms`).
 pub(crate) const ACTION_SETTLE_MS: Bounded<u64> = Bounded { default: 1500, max: 30_000 };
@@ -105,5 +116,12 @@ mod tests {
         assert_eq!(ACTION_SETTLE_MS.millis(Some(30_000), "settle_ms").unwrap(), Duration::from_secs(30));
         let refused = ACTION_SETTLE_MS.read(Some(30_001), "settle_ms").unwrap_err();
         assert_eq!(refused.message, "settle_ms must be at most 30000");
+    }
+
+    #[test]
+    fn a_count_refuses_zero() {
+        assert_eq!(RESPONSES_LIMIT.count(None, "limit").unwrap(), 50);
+        assert_eq!(RESPONSES_LIMIT.count(Some(0), "limit").unwrap_err().message, "limit must be at least 1");
+        assert_eq!(RESPONSES_LIMIT.count(Some(201), "limit").unwrap_err().message, "limit must be at most 200");
     }
 }

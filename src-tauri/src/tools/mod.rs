@@ -79,6 +79,15 @@ impl ToolContext {
         self.tab.as_ref().ok_or_else(|| Error::internal("a page tool ran without a tab"))
     }
 
+    /// For a session tool that takes `tab` as a filter: checks that the tab is open
+    /// (`E_TAB_NOT_FOUND` when it is not); naming none is fine.
+    pub fn check_tab_filter(&self, tab: Option<&str>) -> Result<()> {
+        match tab {
+            Some(tab) => self.session.tabs.get(Some(tab)).map(drop),
+            None => Ok(()),
+        }
+    }
+
     /// Asks the engine something of this call's tab.
     pub async fn ask<T: FromAnswer>(&self, request: TabRequest) -> Result<T> {
         let target = self.session.address(self.tab()?);
@@ -97,6 +106,36 @@ pub enum Scope {
     Tab,
     /// The session as a whole; no `tab` is resolved (a tool may take its own).
     Session,
+}
+
+/// What a tool takes: its input, parsed strictly from the call's JSON, whose JSON Schema
+/// the catalogue shows.
+pub trait ToolInput: DeserializeOwned + JsonSchema + Send + 'static {}
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> ToolInput for T {}
+
+/// What a tool answers: its result, written as JSON, whose JSON Schema the catalogue shows.
+pub trait ToolAnswer: Serialize + JsonSchema {}
+impl<T: Serialize + JsonSchema> ToolAnswer for T {}
+
+/// What runs a tool: an async function (or closure) of the call's context and its input
+/// that answers its result or an error. Every tool constructor takes one.
+pub trait Handler<Input, Output>: Send + Sync + 'static {
+    /// The run of one call.
+    type Future: Future<Output = Result<Output>> + Send + 'static;
+    /// Runs the tool on one call.
+    fn run(&self, context: ToolContext, input: Input) -> Self::Future;
+}
+
+impl<Input, Output, Handle, Fut> Handler<Input, Output> for Handle
+where
+    Handle: Fn(ToolContext, Input) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Output>> + Send + 'static,
+{
+    type Future = Fut;
+
+    fn run(&self, context: ToolContext, input: Input) -> Fut {
+        self(context, input)
+    }
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -148,36 +187,18 @@ impl std::fmt::Debug for Tool {
 
 impl Tool {
     /// A page tool (see [`Scope::Page`]): takes `tab` and holds that tab's lock while it
-    /// runs. Its input is `Input`, parsed strictly; its result is `Output`.
-    pub fn page<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, handle: Handle) -> Tool
-    where
-        Input: DeserializeOwned + JsonSchema + Send + 'static,
-        Output: Serialize + JsonSchema,
-        Handle: Fn(ToolContext, Input) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Output>> + Send + 'static,
-    {
+    /// runs. Its input is `I`, parsed strictly; its result is `O`.
+    pub fn page<I: ToolInput, O: ToolAnswer>(name: &'static str, description: &'static str, handle: impl Handler<I, O>) -> Tool {
         Tool::build(name, description, Scope::Page, handle)
     }
 
     /// A tool that reads or waits on a tab (see [`Scope::Tab`]): takes `tab`, no lock.
-    pub fn tab<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, handle: Handle) -> Tool
-    where
-        Input: DeserializeOwned + JsonSchema + Send + 'static,
-        Output: Serialize + JsonSchema,
-        Handle: Fn(ToolContext, Input) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Output>> + Send + 'static,
-    {
+    pub fn tab<I: ToolInput, O: ToolAnswer>(name: &'static str, description: &'static str, handle: impl Handler<I, O>) -> Tool {
         Tool::build(name, description, Scope::Tab, handle)
     }
 
     /// A tool of the session as a whole (see [`Scope::Session`]).
-    pub fn session<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, handle: Handle) -> Tool
-    where
-        Input: DeserializeOwned + JsonSchema + Send + 'static,
-        Output: Serialize + JsonSchema,
-        Handle: Fn(ToolContext, Input) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Output>> + Send + 'static,
-    {
+    pub fn session<I: ToolInput, O: ToolAnswer>(name: &'static str, description: &'static str, handle: impl Handler<I, O>) -> Tool {
         Tool::build(name, description, Scope::Session, handle)
     }
 
@@ -187,13 +208,12 @@ impl Tool {
         self
     }
 
-    fn build<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, scope: Scope, handle: Handle) -> Tool
-    where
-        Input: DeserializeOwned + JsonSchema + Send + 'static,
-        Output: Serialize + JsonSchema,
-        Handle: Fn(ToolContext, Input) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Output>> + Send + 'static,
-    {
+    fn build<Input: ToolInput, Output: ToolAnswer>(
+        name: &'static str,
+        description: &'static str,
+        scope: Scope,
+        handle: impl Handler<Input, Output>,
+    ) -> Tool {
         let handle = Arc::new(handle);
         let parse: Parser = Arc::new(move |raw| {
             let input: Input =
@@ -201,7 +221,7 @@ impl Tool {
             let handle = handle.clone();
             let prepared: Prepared = Box::new(move |context| {
                 Box::pin(async move {
-                    let output = handle(context, input).await?;
+                    let output = handle.run(context, input).await?;
                     serde_json::to_value(output).map_err(|error| Error::internal(error.to_string()))
                 })
             });

@@ -1,5 +1,7 @@
 //! `navigate`: load an http/https URL and wait for load plus DOM/network quiet.
 
+use std::time::Duration;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -46,8 +48,7 @@ pub(super) fn tool() -> Tool {
         "Open an http(s) URL in the session and wait until it has loaded and the DOM and network are quiet (up to settle_ms). Reports http_status, net_error and settle details.",
         |context: ToolContext, input: NavigateInput| async move {
             let url = crate::urls::check_navigation_url(&input.url)?;
-            let timeout = LOAD_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
-            let settle = NAVIGATION_SETTLE_MS.millis(input.settle_ms, "settle_ms")?;
+            let (timeout, settle) = load_waits(input.timeout_ms, input.settle_ms)?;
             let mark = outcome::event_mark(&context);
             match context.ask(TabRequest::Navigate { url: url.to_string(), timeout, settle }).await {
                 Ok(navigation) => output(&context, navigation),
@@ -55,6 +56,12 @@ pub(super) fn tool() -> Tool {
             }
         },
     )
+}
+
+/// How long `navigate` and `history` wait: for the load (`timeout_ms`), then for quiet
+/// after it (`settle_ms`); read in this order, so the first refused is the error.
+pub(super) fn load_waits(timeout_ms: Option<u64>, settle_ms: Option<u64>) -> Result<(Duration, Duration)> {
+    Ok((LOAD_TIMEOUT_MS.millis(timeout_ms, "timeout_ms")?, NAVIGATION_SETTLE_MS.millis(settle_ms, "settle_ms")?))
 }
 
 /// The output for a finished navigation.

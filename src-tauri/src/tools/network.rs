@@ -207,13 +207,10 @@ pub(super) fn tools() -> Vec<Tool> {
             "responses",
             "The session's responses: {seq, url, status, mime_type, resource_type, body, body_truncated, body_error}. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). Bodies only for subscribed prefixes (1 MiB each, 200 and 16 MiB kept); body_error says why a body is absent (not_subscribed, no_body, evicted, pending, binary, body_failed: ...). Answers {responses, cursor, has_more}.",
             |context: ToolContext, input: ResponsesInput| async move {
-                let limit = RESPONSES_LIMIT.read(input.limit, "limit")?;
-                if limit == 0 {
-                    return Err(Error::bad_request("limit must be at least 1"));
-                }
+                let limit = RESPONSES_LIMIT.count(input.limit, "limit")?;
                 let capture = capture_of(&context)?;
                 let chosen = capture.responses(input.url_prefix.as_deref(), input.after, limit);
-                let cursor = chosen.items.last().map(|record| record.seq).unwrap_or(input.after.unwrap_or(0).max(context.session.events.seq_now()));
+                let cursor = chosen.cursor(|record| record.seq, input.after, context.session.events.seq_now());
                 Ok(ResponsesOutput { responses: chosen.items, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted })
             },
         ),
@@ -221,10 +218,7 @@ pub(super) fn tools() -> Vec<Tool> {
             "requests",
             "The tab's request log (500 kept): method, url, resource_type, status, mime_type, sizes, timing, failure (DNS, refused, TLS, blocked), the interception rule that decided it. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). Filters: url_includes, method, status (404, \"404\" or \"4xx\"), resource_type, failed_only. Answers {requests, cursor, has_more}.",
             |context: ToolContext, input: RequestsInput| async move {
-                let limit = REQUESTS_LIMIT.read(input.limit, "limit")?;
-                if limit == 0 {
-                    return Err(Error::bad_request("limit must be at least 1"));
-                }
+                let limit = REQUESTS_LIMIT.count(input.limit, "limit")?;
                 let filter = RequestFilter {
                     url_includes: input.url_includes,
                     method: input.method,
@@ -233,8 +227,7 @@ pub(super) fn tools() -> Vec<Tool> {
                     failed_only: input.failed_only,
                 };
                 let chosen = context.tab()?.traffic.requests(input.after, &filter, limit);
-                let cursor =
-                    chosen.items.last().map(|record| record.seq).unwrap_or(input.after.unwrap_or(0).max(context.session.events.seq_now()));
+                let cursor = chosen.cursor(|record| record.seq, input.after, context.session.events.seq_now());
                 let requests = chosen.items.into_iter().map(|record| RequestEntry::of(record, input.headers)).collect();
                 Ok(RequestsOutput { requests, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted })
             },

@@ -5,12 +5,11 @@
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::json;
 
 use super::targeting::{AimedAt, TargetSummary};
-use super::{Tool, ToolContext};
+use super::{Handler, Tool, ToolAnswer, ToolContext, ToolInput};
 use crate::engine::{ActionSettle, NavigationReport, SettleReport, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::EventKind;
@@ -252,14 +251,12 @@ pub(crate) async fn downloads_since(context: &ToolContext, mark: ActionMark, nav
 }
 
 /// A page tool that is an action: its errors carry a screenshot of the moment.
-pub(crate) fn action_tool<Input, Output, Handle, Fut>(name: &'static str, description: &'static str, handle: Handle) -> Tool
-where
-    Input: DeserializeOwned + JsonSchema + Send + 'static,
-    Output: Serialize + JsonSchema + Send + 'static,
-    Handle: Fn(ToolContext, Input) -> Fut + Copy + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<Output>> + Send + 'static,
-{
-    Tool::page(name, description, move |context, input: Input| act(context, name, move |context| handle(context, input)))
+pub(crate) fn action_tool<I: ToolInput, O: ToolAnswer + Send + 'static>(
+    name: &'static str,
+    description: &'static str,
+    handle: impl Handler<I, O> + Copy,
+) -> Tool {
+    Tool::page(name, description, move |context: ToolContext, input: I| act(context, name, move |context| handle.run(context, input)))
 }
 
 /// Runs an action (the registry holds the tab's lock), adding a failure screenshot to its error.

@@ -18,13 +18,7 @@ use crate::error::{Error, Result};
 
 action_input! {
     /// Input of `click`.
-    ClickInput aimed_at_element {
-        /// Or a point in the viewport (CSS px), with `y`.
-        #[serde(default)]
-        x: Option<f64>,
-        /// Or a point in the viewport (CSS px), with `x`.
-        #[serde(default)]
-        y: Option<f64>,
+    ClickInput aimed_at_element_or_point {
         /// `left` (default), `middle` or `right`.
         #[serde(default)]
         button: MouseButton,
@@ -50,7 +44,7 @@ async fn click(context: ToolContext, input: ClickInput) -> Result<ActionOutcome>
     }
     let waits = input.waits()?;
     let needs = Needs { stable: true, enabled: true, editable: false };
-    let (x, y, described) = point_or_element(&context, &input.element(), (input.x, input.y), needs, waits.actionable).await?;
+    let (x, y, described) = point_or_element(&context, &input.element(), input.point(), needs, waits.actionable).await?;
     let modifiers = Modifiers::of(&input.modifiers);
     let mut events = vec![InputEvent::MouseMove { x, y, modifiers }];
     for _ in 0..count {
@@ -64,14 +58,7 @@ async fn click(context: ToolContext, input: ClickInput) -> Result<ActionOutcome>
 
 action_input! {
     /// Input of `hover`.
-    HoverInput aimed_at_element {
-        /// Or a point in the viewport (CSS px), with `y`.
-        #[serde(default)]
-        x: Option<f64>,
-        /// Or a point in the viewport (CSS px), with `x`.
-        #[serde(default)]
-        y: Option<f64>,
-    }
+    HoverInput aimed_at_element_or_point {}
 }
 
 /// `hover`.
@@ -82,7 +69,7 @@ pub(super) fn hover_tool() -> Tool {
 async fn hover(context: ToolContext, input: HoverInput) -> Result<ActionOutcome> {
     let waits = input.waits()?;
     let needs = Needs { stable: true, ..Needs::default() };
-    let (x, y, described) = point_or_element(&context, &input.element(), (input.x, input.y), needs, waits.actionable).await?;
+    let (x, y, described) = point_or_element(&context, &input.element(), input.point(), needs, waits.actionable).await?;
     let event_mark = outcome::event_mark(&context);
     let load_mark = page_agent::input(&context, vec![InputEvent::MouseMove { x, y, modifiers: Modifiers::default() }]).await?;
     outcome::finish(&context, "hover", Some(ActionTarget::One(described)), load_mark, event_mark, waits.settle, true).await

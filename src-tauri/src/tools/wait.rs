@@ -100,7 +100,7 @@ pub(super) fn wait_for_tool() -> Tool {
     Tool::tab(
         "wait_for",
         "Wait until a selector or a text is visible (or hidden, attached, detached), up to timeout_ms. Does not hold up other calls on the tab.",
-        |context, input: WaitForInput| act(context, "wait_for", move |context| wait_for(context, input)),
+        |context: ToolContext, input: WaitForInput| act(context, "wait_for", move |context| wait_for(context, input)),
     )
 }
 
@@ -132,5 +132,5 @@ async fn sleep(_context: ToolContext, input: SleepInput) -> Result<SleepOutput> 
 
 /// `sleep`.
 pub(super) fn sleep_tool() -> Tool {
-    Tool::session("sleep", "Wait a number of milliseconds.", |context, input: SleepInput| sleep(context, input))
+    Tool::session("sleep", "Wait a number of milliseconds.", sleep)
 }

@@ -94,9 +94,7 @@ pub(super) fn tool() -> Tool {
         "Wait for the next download, popup, file_chooser or dialog of the session (after this call began), up to timeout_ms (E_TIMEOUT). Holds no lock: wait here and act in another call.",
         |context: ToolContext, input: WaitForEventInput| async move {
             let timeout = WAIT_FOR_EVENT_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
-            if let Some(tab) = &input.tab {
-                context.session.tabs.get(Some(tab))?;
-            }
+            context.check_tab_filter(input.tab.as_deref())?;
             let session = &context.session;
             let begun = std::time::Instant::now();
             let deadline = tokio::time::Instant::now() + timeout;

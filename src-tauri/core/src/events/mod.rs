@@ -73,6 +73,14 @@ pub struct Window<T> {
     pub older_omitted: Option<usize>,
 }
 
+impl<T> Window<T> {
+    /// Where the reader goes on from (its next `after`): the seq of the last entry answered;
+    /// with none, the cursor it gave or the log's `newest` seq, whichever is later.
+    pub fn cursor(&self, seq_of: impl Fn(&T) -> u64, after: Option<u64>, newest: u64) -> u64 {
+        self.items.last().map(seq_of).unwrap_or(after.unwrap_or(0).max(newest))
+    }
+}
+
 /// Chooses what a read of a log answers from `matching` (oldest first; already only those
 /// after the cursor when there is one): with a cursor the first `limit`, paging forward;
 /// without one the newest `limit`, since the buffers keep the newest and an agent that
@@ -175,8 +183,8 @@ impl EventLog {
             })
             .collect();
         let chosen = window(matching, after, limit);
+        let cursor = chosen.cursor(|event| event.seq, after, self.newest_of(&events));
         let selected: Vec<Event> = chosen.items.into_iter().cloned().collect();
-        let cursor = selected.last().map(|event| event.seq).unwrap_or(floor.max(self.newest_of(&events)));
         EventPage { events: selected, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted }
     }
 
@@ -252,8 +260,7 @@ impl<T: Clone> SeqRing<T> {
         let matching: Vec<&(u64, T)> = entries.iter().filter(|(seq, entry)| *seq > floor && keep(entry)).collect();
         let chosen = window(matching, after, limit);
         let selected: Vec<Sequenced<T>> = chosen.items.iter().map(|(seq, entry)| Sequenced { seq: *seq, entry: entry.clone() }).collect();
-        let cursor =
-            chosen.items.last().map(|(seq, _)| *seq).unwrap_or_else(|| floor.max(entries.back().map(|(seq, _)| *seq).unwrap_or(0)));
+        let cursor = chosen.cursor(|(seq, _)| *seq, after, entries.back().map(|(seq, _)| *seq).unwrap_or(0));
         RingPage { entries: selected, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted }
     }
 }

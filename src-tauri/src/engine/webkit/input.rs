@@ -77,6 +77,21 @@ fn button_mask(button: MouseButton) -> gdk::ModifierType {
     }
 }
 
+/// Writes the fields every pointer event fills alike (GDK's motion, button and scroll
+/// structs are separate types that share them): the window it is for, not sent by a
+/// client, the time now, and (x, y), which is also written as its root position.
+macro_rules! place_pointer_event {
+    ($event:ident, $window:expr, $x:expr, $y:expr) => {
+        $event.window = $window;
+        $event.send_event = 0;
+        $event.time = now();
+        $event.x = $x;
+        $event.y = $y;
+        $event.x_root = $x;
+        $event.y_root = $y;
+    };
+}
+
 fn pointer_event(kind: gdk::EventType, window: &gdk::Window, x: f64, y: f64, state: gdk::ModifierType, button: u32) -> gdk::Event {
     let mut event = gdk::Event::new(kind);
     let raw: *mut gdk_ffi::GdkEvent = event.to_glib_none_mut().0;
@@ -87,24 +102,12 @@ fn pointer_event(kind: gdk::EventType, window: &gdk::Window, x: f64, y: f64, sta
     unsafe {
         if kind == gdk::EventType::MotionNotify {
             let motion = &mut (*raw).motion;
-            motion.window = window_ptr;
-            motion.send_event = 0;
-            motion.time = now();
-            motion.x = x;
-            motion.y = y;
-            motion.x_root = x;
-            motion.y_root = y;
+            place_pointer_event!(motion, window_ptr, x, y);
             motion.state = state.into_glib();
             motion.is_hint = 0;
         } else {
             let press = &mut (*raw).button;
-            press.window = window_ptr;
-            press.send_event = 0;
-            press.time = now();
-            press.x = x;
-            press.y = y;
-            press.x_root = x;
-            press.y_root = y;
+            place_pointer_event!(press, window_ptr, x, y);
             press.state = state.into_glib();
             press.button = button;
         }
@@ -120,13 +123,7 @@ fn scroll_event(window: &gdk::Window, x: f64, y: f64, dx: f64, dy: f64) -> gdk::
     // of the smooth-scrolling direction; WebKit turns one step into about 40 CSS px.
     unsafe {
         let scroll = &mut (*raw).scroll;
-        scroll.window = window_ptr;
-        scroll.send_event = 0;
-        scroll.time = now();
-        scroll.x = x;
-        scroll.y = y;
-        scroll.x_root = x;
-        scroll.y_root = y;
+        place_pointer_event!(scroll, window_ptr, x, y);
         scroll.direction = gdk_ffi::GDK_SCROLL_SMOOTH;
         scroll.delta_x = dx / PIXELS_PER_SCROLL_STEP;
         scroll.delta_y = dy / PIXELS_PER_SCROLL_STEP;

@@ -4,11 +4,6 @@
 // endpoint's runtime know (`__MALO_NODES__`, fresh per tab). And the accessibility tree in
 // Chrome's shape, for `Accessibility.getFullAXTree` and `queryAXTree`.
   const NODES = '__MALO_NODES__';
-  function liveNode(ref) {
-    const held = elementByRef.get(ref);
-    const node = held && held.deref();
-    return node && node.isConnected ? node : null;
-  }
   // Another world asks for a node's id: the node is the event's first target; the answer
   // goes back as a nested event on it, before the asker's dispatchEvent returns.
   window.addEventListener(NODES + '-describe', (event) => {
@@ -19,7 +14,7 @@
   // Another world asks for the node of an id: it is given as an event dispatched on it.
   window.addEventListener(NODES + '-resolve', (event) => {
     event.stopImmediatePropagation();
-    const node = liveNode(Number(event.detail));
+    const node = refs.live(Number(event.detail));
     if (node) node.dispatchEvent(new CustomEvent(NODES + '-give', { detail: String(event.detail), composed: true }));
   }, true);
 
@@ -72,7 +67,7 @@
   // without a role give their children to their parent, as Chrome's ignored nodes do.
   function axTree(args) {
     const limit = Number(args.max_nodes) || 5000;
-    const start = args.root ? liveNode(Number(args.root)) : document;
+    const start = args.root ? refs.live(Number(args.root)) : document;
     if (!start) throw new AgentError('E_STALE_REF', 'no node with the given id is in the document');
     const nodes = [];
     const rootElement = start === document ? document.documentElement : start;

@@ -32,7 +32,7 @@
     if (args.count > 1 && !element.multiple) {
       throw new AgentError('E_BAD_REQUEST', 'the file input ' + describe(element) + ' takes one file, not ' + args.count + ' (it has no multiple attribute)', { reason: 'not_multiple' });
     }
-    return { ref: refFor(element), multiple: element.multiple, accept: element.accept, selector: selectorFor(element), next_ref: nextRef };
+    return { ref: refFor(element), multiple: element.multiple, accept: element.accept, selector: selectorFor(element), next_ref: refs.next };
   }
   // Opens the input's chooser as a person's click would (this call counts as a user gesture).
   function openFileChooser(args) {

@@ -59,7 +59,7 @@
         checked: 'checked' in element && ['checkbox', 'radio', 'switch'].includes(role || '') ? element.checked : (element.hasAttribute('aria-checked') ? element.getAttribute('aria-checked') === 'true' : undefined),
         value: valueOf(element), covered_by, via_label,
         in_viewport: x >= 0 && y >= 0 && x < innerWidth && y < innerHeight, sensitive: isSensitive(element) || undefined,
-        next_ref: nextRef };
+        next_ref: refs.next };
     };
     const first = measure();
     if (!args.stable || !mayBeMoving(actOn, previous, first)) return describeAt(first);

@@ -32,7 +32,7 @@
         || buttons.find((button) => SUBMIT_TEXT.test(clean(button.innerText || button.value || '', 40))) || null;
     }
     return { password: refFor(password), username: username ? refFor(username) : null, submit: submit ? refFor(submit) : null,
-      text_length: (document.body ? document.body.innerText : '').length, url: location.href, next_ref: nextRef };
+      text_length: (document.body ? document.body.innerText : '').length, url: location.href, next_ref: refs.next };
   }
   // Where a login attempt stands: error shown, password field gone, URL or text changed.
   function loginState(args) {

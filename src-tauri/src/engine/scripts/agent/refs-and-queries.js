@@ -1,46 +1,45 @@
 // Refs and queries: refs are numbers for elements (frame ids for iframes), handed out
 // once and stable while the element lives; the agent's error type; walking the tree and
 // querying it across open shadow roots (`>>>` steps into one).
-  const elementByRef = new Map();   // number -> WeakRef<Element>
-  const refByElement = new WeakMap();
-  let nextRef = 1;
-  const frameById = new Map();      // number -> WeakRef<HTMLIFrameElement>
-  const frameIdByElement = new WeakMap();
-  let nextFrame = 1;
-
-  function useBase(base) { if (typeof base === 'number' && base > nextRef) nextRef = base; }
-  function refFor(element) {
-    let ref = refByElement.get(element);
-    if (ref === undefined) {
-      ref = nextRef++;
-      refByElement.set(element, ref);
-      elementByRef.set(ref, new WeakRef(element));
-    }
-    return ref;
+  // Numbers for elements, handed out once and kept while the element lives: `numberOf`
+  // gives an element its number (the next one, the first time), `live` the element of a
+  // number while it is in the page, null once it has left (or been collected).
+  function numbering() {
+    const byNumber = new Map();   // number -> WeakRef<Element>
+    const byElement = new WeakMap();
+    const table = {
+      next: 1,
+      numberOf(element) {
+        let number = byElement.get(element);
+        if (number === undefined) {
+          number = table.next++;
+          byElement.set(element, number);
+          byNumber.set(number, new WeakRef(element));
+        }
+        return number;
+      },
+      live(number) {
+        const held = byNumber.get(number);
+        const element = held && held.deref();
+        return element && element.isConnected ? element : null;
+      },
+      forget(number) { byNumber.delete(number); },
+    };
+    return table;
   }
+  const refs = numbering();     // elements, by ref
+  const frames = numbering();   // iframes, by frame id
+
+  function useBase(base) { if (typeof base === 'number' && base > refs.next) refs.next = base; }
+  const refFor = refs.numberOf;
+  // A ref whose element has left the page stays dead.
   function elementFor(ref) {
-    const held = elementByRef.get(ref);
-    const element = held && held.deref();
-    if (!element || !element.isConnected) {
-      elementByRef.delete(ref);
-      return null;
-    }
+    const element = refs.live(ref);
+    if (!element) refs.forget(ref);
     return element;
   }
-  function frameIdFor(iframe) {
-    let id = frameIdByElement.get(iframe);
-    if (id === undefined) {
-      id = nextFrame++;
-      frameIdByElement.set(iframe, id);
-      frameById.set(id, new WeakRef(iframe));
-    }
-    return id;
-  }
-  function frameFor(id) {
-    const held = frameById.get(id);
-    const iframe = held && held.deref();
-    return iframe && iframe.isConnected ? iframe : null;
-  }
+  const frameIdFor = frames.numberOf;
+  const frameFor = frames.live;
 
   class AgentError extends Error {
     constructor(code, message, details) { super(message); this.code = code; this.details = details || {}; }

@@ -109,6 +109,6 @@
     result.text = text.slice(0, maxChars);
     result.text_length = text.length;
     result.text_truncated = text.length > maxChars;
-    result.next_ref = nextRef;
+    result.next_ref = refs.next;
     return result;
   }
