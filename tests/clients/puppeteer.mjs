@@ -25,6 +25,7 @@ async function main() {
   await within(page.setViewport({ width: 700, height: 500 }), 'setViewport');
   report('setViewport changes innerWidth', (await page.evaluate(() => innerWidth)) === 700, await page.evaluate(() => [innerWidth, innerHeight]));
 
+  await within(page.setExtraHTTPHeaders({ 'X-Malo-Extra': 'from-puppeteer' }), 'setExtraHTTPHeaders');
   const response = await within(page.goto(`${base}/f/devtools.html`), 'goto');
   report('goto answers 200', response && response.status() === 200, response && response.status());
   report('title', (await within(page.title(), 'title')) === 'Devtools fixture', await page.title());

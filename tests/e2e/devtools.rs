@@ -69,6 +69,11 @@ fn puppeteer_drives_a_hidden_session_unmodified() {
     ]);
     // What the page did went through the session's own proxy and logs.
     assert!(!fixtures.seen("/api/xhr.json").is_empty(), "the fixture server saw the page's XHR");
+    let document = fixtures.seen("/f/devtools.html");
+    assert!(
+        document.iter().any(|seen| seen.headers.iter().any(|(name, value)| name == "x-malo-extra" && value == "from-puppeteer")),
+        "the server saw setExtraHTTPHeaders' header: {document:?}"
+    );
     let requests = session.ok("requests", json!({ "url_includes": "xhr.json" }));
     assert!(!requests["requests"].as_array().unwrap().is_empty(), "the session's request log has it: {requests}");
     // The session's own tools work after the client has gone.

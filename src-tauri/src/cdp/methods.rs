@@ -120,6 +120,7 @@ pub const METHODS: &[Method] = &[
     served("Input.insertText", Page, "text at the focus, no key events"),
     served("Network.enable", Page, "request events from the session proxy's log; turns on the session's body capture"),
     served("Network.disable", Page, "no more network events"),
+    served("Network.setExtraHTTPHeaders", Page, "every request of the tab carries them, added by the session proxy (and logged)"),
     served("Network.getResponseBody", Page, "from the session's capture (text bodies up to 1 MiB)"),
     served("Emulation.setDeviceMetricsOverride", Page, "resizes the hidden view (width, height; scale factor 1)"),
     served("Emulation.clearDeviceMetricsOverride", Page, "the session's size again"),

@@ -201,7 +201,7 @@ fn read_shortcut(tool: &'static str) -> MethodRouter<LeaseState> {
     get(
         move |State(state): State<LeaseState>, SessionAuth(session): SessionAuth, Query(query): Query<HashMap<String, String>>| async move {
             let output = state.registry.call(tool, context(&state, session), query_to_json(query)).await?;
-            Ok::<_, crate::error::Error>(Json(output.flattened()))
+            Ok::<_, error::ApiError>(Json(output.flattened()))
         },
     )
 }

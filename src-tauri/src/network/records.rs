@@ -258,6 +258,9 @@ pub struct TabTraffic {
     // Std mutexes: pushes, copies and short scans, never held across an await.
     requests: Mutex<VecDeque<Entry>>,
     rules: Mutex<Vec<InterceptRule>>,
+    /// Headers every request of the tab carries besides its own (a DevTools client's
+    /// `Network.setExtraHTTPHeaders`), in order.
+    extra_headers: Mutex<Vec<(String, String)>>,
     /// The session's event log (the proxy records what it blocks there).
     pub events: Arc<crate::events::EventLog>,
 }
@@ -271,6 +274,7 @@ impl TabTraffic {
             events,
             requests: Mutex::default(),
             rules: Mutex::default(),
+            extra_headers: Mutex::default(),
         }
     }
 
@@ -319,6 +323,17 @@ impl TabTraffic {
                 }
             }
         }
+    }
+
+    /// Sets the headers every request of the tab carries besides its own (replacing the
+    /// previous set; empty: none).
+    pub fn set_extra_headers(&self, headers: Vec<(String, String)>) {
+        *self.extra_headers.lock().expect("extra headers poisoned") = headers;
+    }
+
+    /// The headers every request of the tab carries besides its own.
+    pub fn extra_headers(&self) -> Vec<(String, String)> {
+        self.extra_headers.lock().expect("extra headers poisoned").clone()
     }
 
     /// Appends a record (the oldest goes when the log is full).

@@ -35,6 +35,14 @@ pub(super) async fn forward(
         .get(header::UPGRADE)
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| value.eq_ignore_ascii_case("websocket"));
+    if let Some(traffic) = &traffic {
+        // A DevTools client's extra headers, as if the page had sent them (so logged too).
+        for (name, value) in traffic.extra_headers() {
+            if let (Ok(name), Ok(value)) = (header::HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(&value)) {
+                request.headers_mut().insert(name, value);
+            }
+        }
+    }
     let entry = begin_record(&request, &url, websocket, proxy, traffic.as_deref(), &capture);
 
     // The tab's rules decide first.

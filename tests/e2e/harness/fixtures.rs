@@ -16,6 +16,8 @@ pub struct Seen {
     pub query: String,
     pub cookie: Option<String>,
     pub user_agent: Option<String>,
+    /// Every header, lower-cased names, in order.
+    pub headers: Vec<(String, String)>,
 }
 
 /// What the fixture server keeps of what it saw.
@@ -193,6 +195,11 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
                 query: request.uri().query().unwrap_or("").to_string(),
                 cookie: header_text(header::COOKIE),
                 user_agent: header_text(header::USER_AGENT),
+                headers: request
+                    .headers()
+                    .iter()
+                    .map(|(name, value)| (name.as_str().to_string(), value.to_str().unwrap_or("").to_string()))
+                    .collect(),
             }
         };
         seen.lock().unwrap().push(seen_now);

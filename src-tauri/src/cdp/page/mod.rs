@@ -171,6 +171,7 @@ impl PageSession {
             "Network.enable" => self.enable_network(),
             "Network.disable" => self.enable(|state| state.network = false),
             "Network.getResponseBody" => self.response_body(params),
+            "Network.setExtraHTTPHeaders" => self.set_extra_headers(params),
             "Accessibility.getFullAXTree" => self.full_ax_tree(params).await,
             "Accessibility.queryAXTree" => self.query_ax_tree(params).await,
             method => Err(ProtocolError::not_found(method)),

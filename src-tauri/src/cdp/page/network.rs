@@ -186,6 +186,22 @@ impl PageSession {
         }
     }
 
+    /// `Network.setExtraHTTPHeaders`: the session proxy adds them to the tab's requests.
+    pub(super) fn set_extra_headers(&self, params: &Value) -> Reply {
+        let given = params["headers"].as_object().ok_or_else(|| ProtocolError::invalid("headers must be an object"))?;
+        let mut headers = Vec::new();
+        for (name, value) in given {
+            let value = value.as_str().ok_or_else(|| ProtocolError::invalid(format!("header {name}: its value must be a string")))?;
+            let token = !name.is_empty() && name.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte));
+            if !token || value.bytes().any(|byte| byte == b'\r' || byte == b'\n' || byte == 0) {
+                return Err(ProtocolError::invalid(format!("Invalid header: {name}")));
+            }
+            headers.push((name.clone(), value.to_string()));
+        }
+        self.tab.traffic.set_extra_headers(headers);
+        Ok(json!({}))
+    }
+
     /// `Network.getResponseBody`, from the session's capture.
     pub(super) fn response_body(&self, params: &Value) -> Reply {
         let request_id = params["requestId"].as_str().unwrap_or("");
