@@ -3,7 +3,7 @@
 // Usage: node puppeteer.mjs <ws_url> <http_url> <authorization header> <fixture base>
 import puppeteer from 'puppeteer-core';
 
-const [wsUrl, httpUrl, authorization, base] = process.argv.slice(2);
+const [wsUrl, httpUrl, authorization, base, uploadPath] = process.argv.slice(2);
 const report = (check, ok, seen) => console.log(JSON.stringify({ check, ok: !!ok, seen }));
 const within = (promise, label, ms = 20000) =>
   Promise.race([promise, new Promise((_, fail) => setTimeout(() => fail(new Error(`${label} took over ${ms} ms`)), ms))]);
@@ -43,6 +43,11 @@ async function main() {
   await within(page.click('#btn'), 'click');
   const clicks = await page.$eval('#clicks', (element) => element.textContent);
   report('click runs the handler, trusted', clicks === 'clicked trusted=true', clicks);
+
+  const fileInput = await page.$('#file');
+  await within(fileInput.uploadFile(uploadPath), 'uploadFile');
+  const chosen = await page.$eval('#file', (element) => [...element.files].map((file) => `${file.name}:${file.size}`));
+  report('uploadFile goes through the upload path', chosen.length === 1 && chosen[0] === 'notes.txt:11', chosen);
 
   const picture = await within(page.screenshot(), 'screenshot');
   const png = Buffer.from(picture);

@@ -30,7 +30,11 @@ fn puppeteer_drives_a_hidden_session_unmodified() {
     // A person's window holds the focus the whole time; the client runs beside a watch.
     let _screen = shared_screen();
     let holder = window_manager_with_focused_window();
-    let client = std::thread::spawn(move || run_client("puppeteer.mjs", &[&ws_url, &http_url, &authorization, &base]));
+    let uploads = TempDir::new("cdp-upload");
+    let upload = uploads.0.join("notes.txt");
+    std::fs::write(&upload, "hello, page").unwrap();
+    let upload = upload.display().to_string();
+    let client = std::thread::spawn(move || run_client("puppeteer.mjs", &[&ws_url, &http_url, &authorization, &base, &upload]));
     let mut looks = 0;
     while !client.is_finished() {
         assert_eq!(mapped_windows_of(daemon.pid), Vec::<String>::new(), "a window was mapped during the client's run");
@@ -55,6 +59,7 @@ fn puppeteer_drives_a_hidden_session_unmodified() {
         "type",
         "keyboard.press Enter is trusted",
         "click runs the handler, trusted",
+        "uploadFile goes through the upload path",
         "screenshot is a PNG of the viewport",
         "accessibility snapshot has the button",
         "request listener saw the document and the XHR",
