@@ -29,5 +29,5 @@ cargo test --workspace --locked --test e2e "$@"
 # (weston) and with one (sway).
 if [ "$#" -eq 0 ]; then
   echo "== end-to-end core on Wayland (weston, XWayland)" >&2
-  MALO_TEST_BACKEND=wayland cargo test --workspace --locked --test e2e -- sessions:: tools:: tabs::
+  MALO_TEST_BACKEND=wayland cargo test --workspace --locked --test e2e -- sessions:: tools:: tabs:: --skip devtools::
 fi
