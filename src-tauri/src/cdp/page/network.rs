@@ -92,8 +92,23 @@ impl PageSession {
         if !self.state().network {
             return;
         }
-        let records: Vec<RequestRecord> =
-            self.tab.traffic.all().iter().map(|entry| entry.lock().expect("record poisoned").clone()).collect();
+        // Every 100 ms per attached page: only records with something new to report are
+        // copied (one already reported as ended is passed over under its lock).
+        let (floor, ended): (u64, std::collections::HashSet<u64>) = {
+            let state = self.state();
+            let ended = state.network_log.stages.iter().filter(|(_, stage)| **stage == Stage::Ended).map(|(seq, _)| *seq).collect();
+            (state.network_log.floor, ended)
+        };
+        let records: Vec<RequestRecord> = self
+            .tab
+            .traffic
+            .all()
+            .iter()
+            .filter_map(|entry| {
+                let record = entry.lock().expect("record poisoned");
+                (record.seq > floor && !ended.contains(&record.seq)).then(|| record.clone())
+            })
+            .collect();
         for record in records {
             let (events, request_id) = {
                 let mut state = self.state();
@@ -207,9 +222,11 @@ impl PageSession {
         let request_id = params["requestId"].as_str().unwrap_or("");
         let seq = self.state().network_log.ids.iter().find(|(_, id)| id.as_str() == request_id).map(|(seq, _)| *seq);
         let seq = seq.ok_or_else(|| ProtocolError::server("No resource with given identifier found"))?;
-        let record =
-            self.tab.traffic.all().into_iter().map(|entry| entry.lock().expect("record poisoned").clone()).find(|record| record.seq == seq);
-        match record.map(|record| record.body) {
+        let body = self.tab.traffic.all().into_iter().find_map(|entry| {
+            let record = entry.lock().expect("record poisoned");
+            (record.seq == seq).then(|| record.body.clone())
+        });
+        match body {
             Some(BodyState::Kept { text, .. }) => Ok(json!({ "body": text.to_string(), "base64Encoded": false })),
             Some(BodyState::Binary) => Err(ProtocolError::server("the body is binary: the session's capture keeps text bodies only")),
             Some(BodyState::NoBody) => Ok(json!({ "body": "", "base64Encoded": false })),
