@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential pkg-config curl ca-certificates
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
-  libxdo-dev libssl-dev libdbus-1-dev
+  libxdo-dev libssl-dev libdbus-1-dev libwebp-dev
   xvfb xauth x11-utils xdotool openbox imagemagick weston xwayland sway
   dbus dbus-x11 gnome-keyring libsecret-tools
 )
