@@ -11,6 +11,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("error", 0),
     ("clock", 0),
     ("secret", 0),
+    ("imaging", 0),
     ("logging", 0),
     ("testing", 0),
     ("config", 1),

@@ -26,7 +26,7 @@ pub mod vault;
 
 // The GTK-free core, a crate of its own (its tests build in about a second), under the
 // paths the rest of the crate has always used.
-pub use malo_core::{clock, error, events, secret};
+pub use malo_core::{clock, error, events, imaging, secret};
 
 #[cfg(test)]
 mod layering;

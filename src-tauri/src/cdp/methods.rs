@@ -84,7 +84,7 @@ pub const METHODS: &[Method] = &[
     served("Page.reload", Page, "a new document"),
     served("Page.getNavigationHistory", Page, "the tab's history"),
     served("Page.navigateToHistoryEntry", Page, "a history step, as a new document"),
-    served("Page.captureScreenshot", Page, "png or jpeg (quality), clip, captureBeyondViewport for the whole document"),
+    served("Page.captureScreenshot", Page, "png, jpeg or webp (quality), clip, captureBeyondViewport for the whole document"),
     served("Page.addScriptToEvaluateOnNewDocument", Page, "in the page's world or a named one, every frame"),
     served("Page.removeScriptToEvaluateOnNewDocument", Page, "by identifier"),
     served("Page.createIsolatedWorld", Page, "a named world of the main frame"),

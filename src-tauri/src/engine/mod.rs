@@ -39,7 +39,6 @@ pub mod devtools;
 pub(crate) mod fake;
 pub use malo_core::keys;
 pub mod main_thread;
-pub mod png;
 
 use main_thread::{MainThread, Ticket};
 
@@ -134,16 +133,8 @@ pub struct SettleReport {
     pub timed_out: bool,
 }
 
-/// A captured viewport, as straight (non-premultiplied) RGBA.
-#[derive(Debug, Clone)]
-pub struct Frame {
-    /// Pixels across.
-    pub width: u32,
-    /// Pixels down.
-    pub height: u32,
-    /// `width * height * 4` bytes.
-    pub rgba: Vec<u8>,
-}
+/// A captured viewport, as straight (non-premultiplied) RGBA (the core's picture type).
+pub use malo_core::imaging::Frame;
 
 /// Directions of the session history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]

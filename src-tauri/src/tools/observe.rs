@@ -10,6 +10,7 @@ use super::limits::OBSERVE_MAX_CHARS;
 use super::{Presentation, Tool, ToolContext};
 use crate::engine::{Frame, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
+use crate::imaging::{self, Format};
 
 const OBSERVE_LIGHT: &str = include_str!("../engine/scripts/observe_light.js");
 
@@ -125,11 +126,11 @@ async fn light(context: &ToolContext, max_chars: usize) -> Result<ObserveOutput>
 async fn screenshot(context: &ToolContext) -> Result<ViewportScreenshot> {
     let frame: Frame = context.ask(TabRequest::Screenshot).await?;
     let (width, height) = (frame.width, frame.height);
-    let png = tokio::task::spawn_blocking(move || crate::engine::png::encode(&frame))
+    let png = tokio::task::spawn_blocking(move || imaging::encode(&frame, Format::Png, 100))
         .await
         .map_err(|error| Error::internal(format!("PNG encoder stopped: {error}")))??;
     Ok(ViewportScreenshot {
-        mime_type: "image/png".into(),
+        mime_type: Format::Png.mime_type().into(),
         width,
         height,
         bytes: png.len(),

@@ -13,6 +13,7 @@ use super::{Handler, Tool, ToolAnswer, ToolContext, ToolInput};
 use crate::engine::{ActionSettle, NavigationReport, SettleReport, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::EventKind;
+use crate::imaging::{self, Format};
 
 /// Adds a screenshot of the moment to a failed action's error (`details.screenshot_path`).
 pub(crate) async fn with_failure_screenshot(context: &ToolContext, tool: &str, error: Error) -> Error {
@@ -46,7 +47,7 @@ pub(crate) async fn with_failure_screenshot(context: &ToolContext, tool: &str, e
 pub(crate) async fn failure_screenshot(context: &ToolContext, label: &str) -> Result<String> {
     let session = &context.session;
     let frame: crate::engine::Frame = context.ask(TabRequest::Screenshot).await?;
-    let png = tokio::task::spawn_blocking(move || crate::engine::png::encode(&frame))
+    let png = tokio::task::spawn_blocking(move || imaging::encode(&frame, Format::Png, 100))
         .await
         .map_err(|error| Error::internal(error.to_string()))??;
     let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();

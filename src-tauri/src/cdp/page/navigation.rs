@@ -11,6 +11,7 @@ use super::{Context, PageSession};
 use crate::cdp::wire::{ProtocolError, Reply};
 use crate::engine::devtools::{DevtoolsRequest, HistoryEntry, LoadBegun, LoadTarget, RuntimeOp, World};
 use crate::engine::{Frame, FromAnswer, TabRequest};
+use crate::imaging::{self, Format, PixelRect};
 
 /// How long a load may take to commit.
 const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
@@ -148,8 +149,8 @@ impl PageSession {
         }))
     }
 
-    /// `Page.captureScreenshot`: the viewport (or the whole document), clipped, as PNG or
-    /// JPEG; encoding runs off the engine's thread.
+    /// `Page.captureScreenshot`: the viewport (or the whole document), clipped, as PNG,
+    /// JPEG or WebP; encoding runs off the engine's thread.
     pub(super) async fn screenshot(&self, params: &Value) -> Reply {
         let whole = params["captureBeyondViewport"].as_bool() == Some(true);
         let frame: Frame = if whole {
@@ -167,9 +168,13 @@ impl PageSession {
                 Some(((number("x") - dx) * scale, (number("y") - dy) * scale, number("width") * scale, number("height") * scale))
             }
         };
-        let jpeg = params["format"].as_str() == Some("jpeg");
+        let format = match params["format"].as_str() {
+            Some("jpeg") => Format::Jpeg,
+            Some("webp") => Format::Webp,
+            _ => Format::Png,
+        };
         let quality = params["quality"].as_u64().unwrap_or(80).clamp(1, 100) as u8;
-        let data = tokio::task::spawn_blocking(move || encode(frame, clip, jpeg, quality))
+        let data = tokio::task::spawn_blocking(move || encode(frame, clip, format, quality))
             .await
             .map_err(|error| ProtocolError::server(error.to_string()))??;
         Ok(json!({ "data": base64::engine::general_purpose::STANDARD.encode(data) }))
@@ -203,29 +208,19 @@ struct Layout {
     content_height: f64,
 }
 
-/// A frame, clipped to a device-pixel rectangle if asked, as PNG or JPEG bytes.
-fn encode(frame: Frame, clip: Option<(f64, f64, f64, f64)>, jpeg: bool, quality: u8) -> Result<Vec<u8>, ProtocolError> {
-    let failed = |error: image::ImageError| ProtocolError::server(format!("the screenshot could not be encoded: {error}"));
-    let mut picture = image::RgbaImage::from_raw(frame.width, frame.height, frame.rgba)
-        .ok_or_else(|| ProtocolError::server("the captured frame has the wrong size"))?;
-    if let Some((x, y, width, height)) = clip {
-        let x = x.max(0.0).round() as u32;
-        let y = y.max(0.0).round() as u32;
-        let width = (width.round() as u32).min(picture.width().saturating_sub(x)).max(1);
-        let height = (height.round() as u32).min(picture.height().saturating_sub(y)).max(1);
-        if x >= picture.width() || y >= picture.height() {
-            return Err(ProtocolError::server("the clip is outside the captured area"));
+/// A frame, clipped to a device-pixel rectangle if asked (rounded to whole pixels, at
+/// least one across and down, cut at the frame's edges), in the asked format.
+fn encode(frame: Frame, clip: Option<(f64, f64, f64, f64)>, format: Format, quality: u8) -> Result<Vec<u8>, ProtocolError> {
+    let frame = match clip {
+        None => frame,
+        Some((x, y, width, height)) => {
+            let whole = |value: f64| value.max(0.0).round() as u32;
+            let rect = PixelRect { x: whole(x), y: whole(y), width: whole(width).max(1), height: whole(height).max(1) };
+            imaging::crop(&frame, rect).map_err(|_| ProtocolError::server("the clip is outside the captured area"))?
         }
-        picture = image::imageops::crop_imm(&picture, x, y, width, height).to_image();
-    }
-    let mut bytes = std::io::Cursor::new(Vec::new());
-    if jpeg {
-        let rgb = image::DynamicImage::ImageRgba8(picture).to_rgb8();
-        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut bytes, quality).encode_image(&rgb).map_err(failed)?;
-    } else {
-        picture.write_to(&mut bytes, image::ImageFormat::Png).map_err(failed)?;
-    }
-    Ok(bytes.into_inner())
+    };
+    imaging::encode(&frame, format, quality)
+        .map_err(|error| ProtocolError::server(format!("the screenshot could not be encoded: {}", error.message)))
 }
 
 #[cfg(test)]
@@ -238,13 +233,17 @@ mod tests {
 
     #[test]
     fn screenshots_are_clipped_and_encoded_as_asked() {
-        let png = encode(frame(40, 30), None, false, 80).unwrap();
+        let png = encode(frame(40, 30), None, Format::Png, 80).unwrap();
         let decoded = image::load_from_memory(&png).unwrap();
         assert_eq!((decoded.width(), decoded.height()), (40, 30));
-        let jpeg = encode(frame(40, 30), Some((10.0, 5.0, 20.0, 10.0)), true, 50).unwrap();
+        let jpeg = encode(frame(40, 30), Some((10.0, 5.0, 20.0, 10.0)), Format::Jpeg, 50).unwrap();
         assert_eq!(&jpeg[..2], &[0xFF, 0xD8], "a JPEG");
         let decoded = image::load_from_memory(&jpeg).unwrap();
         assert_eq!((decoded.width(), decoded.height()), (20, 10));
-        assert!(encode(frame(40, 30), Some((50.0, 0.0, 5.0, 5.0)), false, 80).is_err(), "a clip outside the frame is an error");
+        let webp = encode(frame(40, 30), Some((30.4, 20.6, 50.0, 50.0)), Format::Webp, 50).unwrap();
+        assert_eq!(&webp[..4], b"RIFF", "a WebP");
+        let decoded = image::load_from_memory(&webp).unwrap();
+        assert_eq!((decoded.width(), decoded.height()), (10, 9), "a clip past the edges is cut at them");
+        assert!(encode(frame(40, 30), Some((50.0, 0.0, 5.0, 5.0)), Format::Png, 80).is_err(), "a clip outside the frame is an error");
     }
 }

@@ -1,6 +1,6 @@
 //! Viewport capture: WebKit renders the visible region into a cairo surface (BGRA,
-//! premultiplied), which becomes straight RGBA here; PNG encoding happens off the main
-//! thread (see `engine::png`).
+//! premultiplied), which becomes straight RGBA here; encoding happens off the main
+//! thread (see `imaging`).
 
 use webkit2gtk::{SnapshotOptions, SnapshotRegion, WebViewExt};
 
