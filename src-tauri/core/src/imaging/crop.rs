@@ -53,8 +53,10 @@ impl PixelRect {
 
 /// The part of `frame` inside `rect`. A rectangle reaching past the frame's edges is
 /// clamped to them; one with no pixel inside the frame (or an empty one) is
-/// `E_BAD_REQUEST`, since a caller asked for a region that shows nothing.
+/// `E_BAD_REQUEST`, since a caller asked for a region that shows nothing; a frame whose
+/// pixels do not match its size is `E_INTERNAL`.
 pub fn crop(frame: &Frame, rect: PixelRect) -> Result<Frame> {
+    frame.check()?;
     let whole = PixelRect { x: 0, y: 0, width: frame.width, height: frame.height };
     let kept = whole.intersection(&rect);
     if kept.is_empty() {
@@ -112,5 +114,7 @@ mod tests {
         let outside = crop(&frame, PixelRect { x: 40, y: 0, width: 5, height: 5 }).unwrap_err();
         assert_eq!(outside.code, crate::error::ErrorCode::BadRequest);
         assert!(crop(&frame, PixelRect { x: 3, y: 3, width: 0, height: 5 }).is_err(), "an empty rectangle");
+        let broken = Frame { width: 40, height: 30, rgba: vec![0; 40] };
+        assert_eq!(crop(&broken, PixelRect { x: 0, y: 0, width: 5, height: 5 }).unwrap_err().code, crate::error::ErrorCode::Internal);
     }
 }

@@ -54,24 +54,28 @@ impl FitLimits {
 }
 
 /// The frame scaled down to fit `limits` (see [`FitLimits::size`]), with the aspect ratio
-/// kept; a frame that already fits comes back as it is.
+/// kept; a frame that already fits comes back as it is, and so does one whose pixels do
+/// not match its size (nothing sound to scale; encoding it then fails).
 pub fn fit(frame: Frame, limits: FitLimits) -> Frame {
     let (width, height) = limits.size(frame.width, frame.height);
-    if (width, height) == (frame.width, frame.height) {
+    if (width, height) == (frame.width, frame.height) || frame.check().is_err() {
         return frame;
     }
     resize(frame, width, height, FILTER)
 }
 
-/// The frame resampled to `width` x `height` with `filter`.
+/// The frame resampled to `width` x `height` with `filter` (a frame whose pixels do not
+/// match its size comes back as it is).
 pub(super) fn resize(frame: Frame, width: u32, height: u32, filter: FilterType) -> Frame {
     let (source_width, source_height) = (frame.width, frame.height);
-    let Some(source) = RgbaImage::from_raw(source_width, source_height, frame.rgba) else {
-        // A frame whose buffer does not match its size has nothing sound to scale.
-        return Frame::filled(width, height, [0, 0, 0, 0]);
-    };
-    let scaled = image::imageops::resize(&source, width, height, filter);
-    Frame { width, height, rgba: scaled.into_raw() }
+    if frame.check().is_err() {
+        return frame;
+    }
+    match RgbaImage::from_raw(source_width, source_height, frame.rgba) {
+        Some(source) => Frame { width, height, rgba: image::imageops::resize(&source, width, height, filter).into_raw() },
+        // Not reached: `check` has just seen the buffer match the size.
+        None => Frame { width: 0, height: 0, rgba: Vec::new() },
+    }
 }
 
 #[cfg(test)]
@@ -113,5 +117,7 @@ mod tests {
         assert_eq!(fitted.pixel(10, 25), [0, 0, 200, 255], "the blue half stays blue");
         assert_eq!(fitted.pixel(90, 25), [255, 255, 255, 255], "the white half stays white");
         assert_eq!(fit(frame.clone(), FitLimits::default()), frame, "a frame that fits is unchanged");
+        let broken = Frame { width: 200, height: 100, rgba: vec![0; 8] };
+        assert_eq!(fit(broken.clone(), limits(Some(100), None, None)), broken, "a broken frame is left as it is");
     }
 }

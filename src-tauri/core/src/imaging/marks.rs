@@ -38,7 +38,11 @@ const PALETTE: [[u8; 3]; 8] =
 /// (`None` for a mark whose box has no whole pixel inside the frame, which is not drawn).
 /// Colours are chosen from the frame as it was before any mark was drawn, and every
 /// outline is drawn before the tags, so no outline crosses a tag.
+/// A frame whose pixels do not match its size gets no mark at all.
 pub fn draw_marks(frame: &mut Frame, marks: &[Mark]) -> Vec<Option<PixelRect>> {
+    if frame.check().is_err() {
+        return vec![None; marks.len()];
+    }
     let boxes: Vec<Option<PixelRect>> = marks.iter().map(|mark| element_box(mark, frame)).collect();
     let colours: Vec<[u8; 3]> = boxes.iter().map(|element| element.map_or(PALETTE[0], |element| contrasting(frame, element))).collect();
     let mut tags: Vec<Option<PixelRect>> = Vec::with_capacity(marks.len());
@@ -270,5 +274,7 @@ mod tests {
         );
         assert_eq!(tags, vec![None, None, None]);
         assert_eq!(frame, Frame::filled(50, 50, WHITE));
+        let mut broken = Frame { width: 50, height: 50, rgba: vec![0; 12] };
+        assert_eq!(draw_marks(&mut broken, &[mark("e1", 0.0, 0.0, 20.0, 20.0)]), vec![None], "a broken frame");
     }
 }
