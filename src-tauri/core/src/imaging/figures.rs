@@ -2,7 +2,8 @@
 //! resampling filter), printed, not asserted: figures depend on the machine. Run in release:
 //! `cargo test -p malo-core --release --lib imaging::figures -- --ignored --nocapture`.
 //! Real screenshots are measured too when `MALO_IMAGING_SHOTS` names a folder of PNGs
-//! (say, Chromium's `--screenshot` of the benchmark pages; never committed).
+//! (say, Chromium's `--screenshot` of the benchmark pages; never committed), and the
+//! half-size and marked pictures are written into `MALO_IMAGING_OUT` when it names a folder.
 
 use std::time::Instant;
 

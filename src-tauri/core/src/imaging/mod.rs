@@ -23,9 +23,10 @@
 //! - PNG: RGBA at zlib-rs level 2 (adaptive filters) first; when that is under 32 KiB (a
 //!   plain page), RGB at level 9 as well, keeping the smaller. Both pages then come out
 //!   below Chromium's (form 17,748 B, large 201,183 B) in at most about 25 ms. No single
-//!   setting did: every level but 9 leaves the form page 2 to 9 % above Chromium's, and
-//!   level 9 costs 114 ms on the large page. zlib-rs replaced miniz_oxide as flate2's
-//!   backend: two to three times faster at the same level. Filters at level 2 on the large
+//!   setting did: levels 2 to 8 of either backend leave the form page 2 to 9 % above
+//!   Chromium's, and level 9 costs 114 ms on the large page. zlib-rs replaced miniz_oxide
+//!   as flate2's backend: 1.5 to 3.5 times faster at the same level (its sizes differ), and
+//!   only its level 9 gets the form page below Chromium's. Filters at level 2 on the large
 //!   page: adaptive 201,183 B, min-entropy 201,314, paeth 217,376, up 218,473, sub 220,803.
 //!   A palette (lossless, at most 256 colours) is used when it fits, but antialiased text
 //!   breaks it on real pages (424 and 647 colours); counting costs 0.1 to 0.5 ms.
