@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use base64::Engine as _;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::{json, Value};
 
@@ -174,11 +175,38 @@ fn kind_of(property: &Value, root: &Value) -> (Kind, Vec<String>) {
 }
 
 fn tool_command(tool: &ToolDescription) -> Command {
-    let command = Command::new(tool.name)
+    let mut command = Command::new(tool.name)
         .about(tool.description)
         .arg(Arg::new("session").short('s').long("session").help("Session id (default: the CLI's newest session)"))
         .arg(data_dir_arg());
+    if tool.presentation.attachment.is_some() {
+        command = command.arg(
+            Arg::new(OUTPUT_ARG)
+                .short('o')
+                .long("output")
+                .value_name("FILE")
+                .help("Write the file the result holds (the picture, the PDF) here instead of printing it as base64"),
+        );
+    }
     with_schema_args(command, &tool.input_schema)
+}
+
+/// The CLI's own flag of tools whose result holds a file: where to write it.
+const OUTPUT_ARG: &str = "cli-output";
+
+/// Writes the file a result holds (base64 `data`) to `file`; the result says `saved_to`
+/// instead of holding the bytes.
+fn save_attachment(attachment: crate::tools::Attachment, result: &mut Value, file: &str) -> Result<()> {
+    let Some(holder) = attachment.holder(result) else {
+        return Err(Error::bad_request("the result holds no file to write (was `path` given?)"));
+    };
+    let data = holder.as_object_mut().and_then(|object| object.remove("data")).unwrap_or_default();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.as_str().unwrap_or_default())
+        .map_err(|error| Error::internal(format!("the result's data is not base64: {error}")))?;
+    std::fs::write(file, bytes).map_err(|error| Error::bad_request(format!("cannot write {file}: {error}")))?;
+    holder["saved_to"] = json!(file);
+    Ok(())
 }
 
 /// One flag per property of an input's JSON Schema (`max_chars` -> `--max-chars`).
@@ -247,7 +275,10 @@ fn dispatch(name: &str, matches: &ArgMatches, registry: &ToolRegistry) -> Result
             let output = lease.call_tool(&id, tool, &input);
             save(&data_dir, &lease)?;
             // The result as the tool gave it, with `tab` and `seq` beside its fields.
-            let result = output?.flattened();
+            let mut result = output?.flattened();
+            if let (Some(attachment), Some(file)) = (description.presentation.attachment, matches.get_one::<String>(OUTPUT_ARG)) {
+                save_attachment(attachment, &mut result, file)?;
+            }
             if let Some(field) = description.presentation.text_field.filter(|_| result["format"] == "text") {
                 return Ok(result[field].as_str().unwrap_or("").trim_end().to_string());
             }

@@ -17,6 +17,7 @@ mod leases;
 mod login;
 mod network;
 mod profiles;
+mod screenshots;
 mod security;
 mod sessions;
 mod tabs;

@@ -165,8 +165,6 @@ pub enum DevtoolsRequest {
     InsertText { text: String },
     /// Delivers trusted input events and answers once the page has seen them (bounded).
     Input { events: Vec<super::InputEvent> },
-    /// Captures the whole document (not only the viewport).
-    CaptureDocument,
 }
 
 impl DevtoolsRequest {
@@ -181,7 +179,6 @@ impl DevtoolsRequest {
             DevtoolsRequest::SetViewport { .. } => "devtools_viewport",
             DevtoolsRequest::InsertText { .. } => "devtools_insert_text",
             DevtoolsRequest::Input { .. } => "devtools_input",
-            DevtoolsRequest::CaptureDocument => "devtools_capture_document",
         }
     }
 

@@ -133,8 +133,25 @@ pub struct SettleReport {
     pub timed_out: bool,
 }
 
-/// A captured viewport, as straight (non-premultiplied) RGBA (the core's picture type).
+/// A captured picture of the page, as straight (non-premultiplied) RGBA (the core's picture type).
 pub use malo_core::imaging::Frame;
+
+/// What a screenshot captures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Capture {
+    /// The whole document (below and right of the viewport too; fixed elements drawn once,
+    /// at their place with the document scrolled to the top), else exactly the viewport.
+    pub whole_document: bool,
+    /// Leave what the page does not paint transparent (else the view's white background).
+    pub transparent: bool,
+}
+
+impl Capture {
+    /// Exactly the viewport, on the view's background.
+    pub const VIEWPORT: Capture = Capture { whole_document: false, transparent: false };
+    /// The whole document, on the view's background.
+    pub const DOCUMENT: Capture = Capture { whole_document: true, transparent: false };
+}
 
 /// Directions of the session history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
@@ -276,8 +293,8 @@ pub enum TabRequest {
     Evaluate { body: String },
     /// Evaluate an expression (or function body) in the page's own world.
     EvaluatePage { expression: String },
-    /// Capture the viewport.
-    Screenshot,
+    /// Capture the viewport or the whole document (straight RGBA, device pixels).
+    Screenshot(Capture),
     /// Run a page agent operation in a frame: `frame` is the path of frame ids from the
     /// main frame (empty = main frame).
     Agent { frame: Vec<u32>, op: agent::AgentOp, args: Value },
@@ -310,7 +327,7 @@ impl TabRequest {
             TabRequest::History { .. } => "history",
             TabRequest::Evaluate { .. } => "evaluate",
             TabRequest::EvaluatePage { .. } => "evaluate_page",
-            TabRequest::Screenshot => "screenshot",
+            TabRequest::Screenshot(_) => "screenshot",
             TabRequest::Agent { op, .. } => op.name(),
             TabRequest::Input { .. } => "input",
             TabRequest::Editing { .. } => "editing",

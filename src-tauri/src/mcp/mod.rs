@@ -78,10 +78,10 @@ impl<B: Backend> McpServer<B> {
                     "type": "string",
                     "description": "The session to use (from browser_session_new); omitted: this connection's default session, created on first use."
                 });
-                if let Some((field, value)) = tool.presentation.mcp_default {
-                    let said = properties[field]["description"].as_str().unwrap_or("").to_string();
-                    properties[field]["default"] = json!(value);
-                    properties[field]["description"] = json!(format!("{said} Over MCP the default is `{value}`."));
+                for (field, value) in tool.presentation.mcp_defaults {
+                    let said = properties[*field]["description"].as_str().unwrap_or("").to_string();
+                    properties[*field]["default"] = crate::tools::default_value(value);
+                    properties[*field]["description"] = json!(format!("{said} Over MCP the default is `{value}`."));
                 }
                 Tool::new(format!("{PREFIX}{}", tool.name), tool.description, Arc::new(schema))
             })
@@ -158,8 +158,10 @@ impl<B: Backend> McpServer<B> {
                 let tool = name.strip_prefix(PREFIX).unwrap_or(name);
                 let presentation =
                     self.catalogue.iter().find(|listed| listed.name == tool).map(|listed| listed.presentation).unwrap_or_default();
-                if let Some((field, value)) = presentation.mcp_default {
-                    arguments.entry(field).or_insert_with(|| json!(value));
+                if !presentation.mcp_defaults.iter().any(|(field, _)| arguments.contains_key(*field)) {
+                    for (field, value) in presentation.mcp_defaults {
+                        arguments.insert(field.to_string(), crate::tools::default_value(value));
+                    }
                 }
                 let session = self.session_for(named).await?;
                 let result = match self.backend.call(&session, tool, Value::Object(arguments)).await {
@@ -185,7 +187,9 @@ fn shape(presentation: &crate::tools::Presentation, mut result: Value) -> CallTo
     let failed = result.get("ok") == Some(&Value::Bool(false));
     let mut content = Vec::new();
     let text = presentation.text_field.filter(|_| result.get("format") == Some(&json!("text")));
-    let image = presentation.image_field.filter(|field| result.get(*field).is_some_and(Value::is_object));
+    let image = presentation.attachment.filter(|attachment| {
+        attachment.holder(&mut result).is_some_and(|holder| holder["mime_type"].as_str().is_some_and(|mime| mime.starts_with("image/")))
+    });
     if let Some(field) = text {
         // The text as the model reads it, and where it came from (seed 002: tab and seq).
         let text = format!(
@@ -195,13 +199,11 @@ fn shape(presentation: &crate::tools::Presentation, mut result: Value) -> CallTo
             result["seq"]
         );
         content.push(ContentBlock::text(text));
-    } else if let Some(field) = image {
-        let picture = result[field].take();
-        content.push(ContentBlock::image(
-            picture["data"].as_str().unwrap_or("").to_string(),
-            picture["mime_type"].as_str().unwrap_or("image/png").to_string(),
-        ));
-        result[field] = json!({ "width": picture["width"], "height": picture["height"], "bytes": picture["bytes"] });
+    } else if let Some(holder) = image.and_then(|attachment| attachment.holder(&mut result)) {
+        // The picture as image content; the rest of the result (sizes, scale, marks) as text.
+        let data = holder.as_object_mut().and_then(|object| object.remove("data"));
+        let mime_type = holder["mime_type"].as_str().unwrap_or("image/png").to_string();
+        content.push(ContentBlock::image(data.and_then(|data| data.as_str().map(str::to_string)).unwrap_or_default(), mime_type));
         content.push(ContentBlock::text(result.to_string()));
     } else {
         content.push(ContentBlock::text(result.to_string()));

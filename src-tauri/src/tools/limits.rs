@@ -28,6 +28,17 @@ impl<T: PartialOrd + Copy + Display> Bounded<T> {
     }
 }
 
+impl Bounded<u8> {
+    /// Checks a given value of at least 1 (a quality): 0 and anything above the maximum are
+    /// refused.
+    pub(crate) fn check(self, value: u8, field: &str) -> Result<u8> {
+        if value == 0 || value > self.max {
+            return Err(Error::bad_request(format!("{field} must be between 1 and {}", self.max)));
+        }
+        Ok(value)
+    }
+}
+
 impl Bounded<u64> {
     /// [`Bounded::read`] for a number of milliseconds.
     pub(crate) fn millis(self, value: Option<u64>, field: &str) -> Result<Duration> {
@@ -78,6 +89,11 @@ pub(crate) const LOGIN_TIMEOUT_MAX_MS: u64 = 600_000;
 pub(crate) const LOGIN_PASSWORD_TIMEOUT_MS: Bounded<u64> = Bounded { default: 15_000, max: LOGIN_TIMEOUT_MAX_MS };
 /// `timeout_ms` of `login` in watch mode, where a person types.
 pub(crate) const LOGIN_WATCH_TIMEOUT_MS: Bounded<u64> = Bounded { default: 180_000, max: LOGIN_TIMEOUT_MAX_MS };
+
+/// `quality` of `screenshot` (JPEG and WebP): 1 to 100.
+pub(crate) const SCREENSHOT_QUALITY: Bounded<u8> = Bounded { default: 80, max: 100 };
+/// The longest side of a `screenshot`, in CSS px: a full page stops there (`truncated`).
+pub(crate) const SCREENSHOT_MAX_SIDE: u32 = 16_384;
 
 /// `max_chars` of `observe`: visible text in the summary.
 pub(crate) const OBSERVE_MAX_CHARS: Bounded<usize> = Bounded { default: 2000, max: 100_000 };

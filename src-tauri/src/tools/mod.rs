@@ -6,6 +6,7 @@
 //! Handlers are plain async Rust: they know sessions and the engine, not HTTP.
 
 mod action_input;
+mod artifacts;
 mod assert;
 mod close;
 mod console;
@@ -18,6 +19,8 @@ mod history;
 mod keys;
 mod limits;
 mod login;
+mod marks;
+mod mouse;
 mod navigate;
 mod network;
 mod numbers;
@@ -30,6 +33,7 @@ mod pointer;
 mod profiles;
 mod read;
 mod run_steps;
+mod screenshot;
 mod scroll;
 mod snapshot;
 mod tabs;
@@ -148,17 +152,44 @@ type Parser = Arc<dyn Fn(Value) -> Result<Prepared> + Send + Sync>;
 /// case per tool name.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Presentation {
-    /// Over MCP this input field defaults to this value (snapshot: `format` = `text`,
-    /// which models read best), and the schema says so.
-    pub mcp_default: Option<(&'static str, &'static str)>,
+    /// Over MCP these input fields default to these values (JSON text, or a plain string)
+    /// when the call gives none of them, and the schema says so: snapshot's `format` =
+    /// `text`, which models read best; screenshot's size cap.
+    pub mcp_defaults: &'static [(&'static str, &'static str)],
     /// When the result's `format` is `text`, this field is the answer as people and models
     /// read it: MCP and the CLI show it as is.
     pub text_field: Option<&'static str>,
-    /// The result may hold an image here (`{mime_type, data, ...}`): MCP answers it as image
-    /// content, with the rest of the result as text.
-    pub image_field: Option<&'static str>,
+    /// Where the result may hold a file as base64 (`{mime_type, data, ...}`): MCP answers an
+    /// image as image content, with the rest of the result as text; the CLI writes it to the
+    /// file `-o` names.
+    pub attachment: Option<Attachment>,
     /// The call ends the session it addresses: MCP forgets it as its default session.
     pub ends_session: bool,
+}
+
+/// Where a result holds a file (`mime_type`, base64 `data`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attachment {
+    /// In this field of the result (observe's `screenshot`).
+    Field(&'static str),
+    /// In the result itself (screenshot, pdf).
+    Result,
+}
+
+impl Attachment {
+    /// The object holding `mime_type` and `data` in `result`, if it holds data.
+    pub fn holder<'result>(&self, result: &'result mut Value) -> Option<&'result mut Value> {
+        let holder = match self {
+            Attachment::Field(field) => result.get_mut(*field)?,
+            Attachment::Result => result,
+        };
+        holder.get("data").is_some_and(Value::is_string).then_some(holder)
+    }
+}
+
+/// An MCP default as a JSON value: JSON text (`1568`) or else the plain string (`text`).
+pub fn default_value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| json!(text))
 }
 
 /// One tool.
@@ -322,7 +353,7 @@ pub struct ToolRegistry {
 impl ToolRegistry {
     /// The product's tools.
     pub fn standard() -> ToolRegistry {
-        let mut tools = vec![navigate::tool(), history::tool(), snapshot::tool(), observe::tool()];
+        let mut tools = vec![navigate::tool(), history::tool(), snapshot::tool(), observe::tool(), screenshot::tool()];
         tools.extend(read::tools());
         // The actions, in the order the catalogue has always listed them.
         tools.extend([
@@ -338,6 +369,7 @@ impl ToolRegistry {
             scroll::scroll_tool(),
             scroll::scroll_into_view_tool(),
             pointer::drag_tool(),
+            mouse::tool(),
             wait::wait_for_tool(),
             wait::sleep_tool(),
         ]);

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::limits::OBSERVE_MAX_CHARS;
-use super::{Presentation, Tool, ToolContext};
-use crate::engine::{Frame, TabRequest};
+use super::{Attachment, Presentation, Tool, ToolContext};
+use crate::engine::TabRequest;
 use crate::error::{Error, ErrorCode, Result};
-use crate::imaging::{self, Format};
+use crate::imaging::Format;
 
 const OBSERVE_LIGHT: &str = include_str!("../engine/scripts/observe_light.js");
 
@@ -113,7 +113,7 @@ pub(super) fn tool() -> Tool {
             Ok(observation)
         },
     )
-    .presented(Presentation { image_field: Some("screenshot"), ..Presentation::default() })
+    .presented(Presentation { attachment: Some(Attachment::Field("screenshot")), ..Presentation::default() })
 }
 
 async fn light(context: &ToolContext, max_chars: usize) -> Result<ObserveOutput> {
@@ -124,11 +124,7 @@ async fn light(context: &ToolContext, max_chars: usize) -> Result<ObserveOutput>
 }
 
 async fn screenshot(context: &ToolContext) -> Result<ViewportScreenshot> {
-    let frame: Frame = context.ask(TabRequest::Screenshot).await?;
-    let (width, height) = (frame.width, frame.height);
-    let png = tokio::task::spawn_blocking(move || imaging::encode(&frame, Format::Png, 100))
-        .await
-        .map_err(|error| Error::internal(format!("PNG encoder stopped: {error}")))??;
+    let (png, width, height) = super::screenshot::viewport_png(context).await?;
     Ok(ViewportScreenshot {
         mime_type: Format::Png.mime_type().into(),
         width,

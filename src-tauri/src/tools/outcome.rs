@@ -46,10 +46,7 @@ pub(crate) async fn with_failure_screenshot(context: &ToolContext, tool: &str, e
 /// Saves a screenshot in the session's `artifacts/` and returns its path.
 pub(crate) async fn failure_screenshot(context: &ToolContext, label: &str) -> Result<String> {
     let session = &context.session;
-    let frame: crate::engine::Frame = context.ask(TabRequest::Screenshot).await?;
-    let png = tokio::task::spawn_blocking(move || imaging::encode(&frame, Format::Png, 100))
-        .await
-        .map_err(|error| Error::internal(error.to_string()))??;
+    let (png, _, _) = super::screenshot::viewport_png(context).await?;
     let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
     let path = session.dirs.artifacts.join(format!("failure-{millis}-{label}.png"));
     tokio::fs::write(&path, png).await.map_err(|error| Error::internal(format!("cannot save the screenshot: {error}")))?;

@@ -149,12 +149,12 @@ pub(super) fn tool() -> Tool {
             present(&context, page, input.format, input.changes)
         },
     )
-    .presented(Presentation { mcp_default: Some(("format", "text")), text_field: Some("text"), ..Presentation::default() })
+    .presented(Presentation { mcp_defaults: &[("format", "text")], text_field: Some("text"), ..Presentation::default() })
 }
 
 /// Snapshots the main frame and every frame below it, into one page description with
 /// frame-relative boxes turned into top-page coordinates.
-async fn capture(context: &ToolContext, max_chars: usize, max_items: usize) -> Result<Value> {
+pub(super) async fn capture(context: &ToolContext, max_chars: usize, max_items: usize) -> Result<Value> {
     let mut page = agent(context, &[], &Snapshot { max_chars, max_items }).await?;
     let mut totals = Totals::default();
     totals.add(&page["totals"]);

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use super::page_agent::{agent, input};
 use super::ToolContext;
-use crate::engine::agent::{ElementAddress, ElementInfo, FrameBox, FrameHit, Locate};
+use crate::engine::agent::{ElementAddress, ElementInfo, FrameBox, FrameHit, FrameOf, Locate};
 use crate::error::{Error, ErrorCode, Result};
 
 /// The element an action is aimed at: a ref from a snapshot (works in every frame), or a
@@ -116,15 +116,39 @@ pub(crate) async fn locate(context: &ToolContext, target: &ElementTarget, scroll
     locate_as(context, target, scroll, false).await
 }
 
+/// [`locate`] (scrolling it into view) with the selector looked for in the iframe that
+/// `frame_selector` names in the main frame, when it names one.
+pub(crate) async fn locate_in(context: &ToolContext, target: &ElementTarget, frame_selector: Option<&str>) -> Result<Located> {
+    let frame = match frame_selector {
+        Some(selector) => Some(vec![agent(context, &[], &FrameOf { selector: selector.to_string() }).await?.frame]),
+        None => None,
+    };
+    locate_at(context, target, frame, true, false).await
+}
+
 /// [`locate`], optionally measuring the element over an animation frame (`info.moving`).
 async fn locate_as(context: &ToolContext, target: &ElementTarget, scroll: bool, stable: bool) -> Result<Located> {
+    locate_at(context, target, None, scroll, stable).await
+}
+
+/// [`locate_as`], with a selector looked for in the frame at `selector_frame` (default: the
+/// main frame); a ref knows its frame.
+async fn locate_at(
+    context: &ToolContext,
+    target: &ElementTarget,
+    selector_frame: Option<Vec<u32>>,
+    scroll: bool,
+    stable: bool,
+) -> Result<Located> {
     let (frame, address) = match (&target.element_ref, &target.selector) {
         (Some(element_ref), _) => {
             let number = parse_ref(element_ref)?;
             let frame = context.tab()?.refs.lock().expect("ref table poisoned").frame_of.get(&number).cloned().unwrap_or_default();
             (frame, ElementAddress::by_ref(number))
         }
-        (None, Some(selector)) => (Vec::new(), ElementAddress { element_ref: None, selector: Some(selector.clone()) }),
+        (None, Some(selector)) => {
+            (selector_frame.unwrap_or_default(), ElementAddress { element_ref: None, selector: Some(selector.clone()) })
+        }
         (None, None) => return Err(Error::bad_request("give a ref (from snapshot) or a selector")),
     };
     // Where each frame's content starts, in its parent's viewport.

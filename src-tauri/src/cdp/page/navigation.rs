@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::{Context, PageSession};
 use crate::cdp::wire::{ProtocolError, Reply};
 use crate::engine::devtools::{DevtoolsRequest, HistoryEntry, LoadBegun, LoadTarget, RuntimeOp, World};
-use crate::engine::{Frame, FromAnswer, TabRequest};
+use crate::engine::{Capture, Frame, FromAnswer, TabRequest};
 use crate::imaging::{self, Format, PixelRect};
 
 /// How long a load may take to commit.
@@ -153,11 +153,7 @@ impl PageSession {
     /// JPEG or WebP; encoding runs off the engine's thread.
     pub(super) async fn screenshot(&self, params: &Value) -> Reply {
         let whole = params["captureBeyondViewport"].as_bool() == Some(true);
-        let frame: Frame = if whole {
-            self.ask(TabRequest::Devtools(DevtoolsRequest::CaptureDocument)).await?
-        } else {
-            self.ask(TabRequest::Screenshot).await?
-        };
+        let frame: Frame = self.ask(TabRequest::Screenshot(if whole { Capture::DOCUMENT } else { Capture::VIEWPORT })).await?;
         let clip = match params.get("clip").filter(|clip| clip.is_object()) {
             None => None,
             Some(clip) => {

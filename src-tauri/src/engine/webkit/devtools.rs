@@ -42,7 +42,6 @@ pub(super) async fn handle(tab: &Tab, request: DevtoolsRequest) -> Result<Answer
             wait_until_input_seen(tab).await;
             Answer::Done
         }
-        DevtoolsRequest::CaptureDocument => Answer::Frame(super::capture::document(tab).await?),
     })
 }
 

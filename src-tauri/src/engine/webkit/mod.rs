@@ -434,7 +434,7 @@ async fn page_request(tab: &Rc<Tab>, request: TabRequest) -> Result<Answer> {
         TabRequest::History { action, timeout, settle } => Answer::Navigation(navigation::history(tab, action, timeout, settle).await?),
         TabRequest::Evaluate { body } => Answer::Value(tab.evaluate(&body).await?),
         TabRequest::EvaluatePage { expression } => Answer::Value(tab.evaluate_page(&expression).await?),
-        TabRequest::Screenshot => Answer::Frame(capture::viewport(tab).await?),
+        TabRequest::Screenshot(what) => Answer::Frame(capture::capture(tab, what).await?),
         TabRequest::Agent { frame, op, args } => Answer::Value(agent::call(tab, &frame, op, &args).await?),
         TabRequest::Input { events } => Answer::Mark(tab.deliver_input(&events).await?),
         TabRequest::Editing { command } => Answer::Mark(tab.edit(command)?),

@@ -1,11 +1,11 @@
 //! What a hidden page may not do on its own: start a native drag (it would grab the
-//! person's pointer), show a file chooser (a GTK dialog on the person's screen), get a
-//! permission, or navigate a frame to a scheme pages may not open. Attachments and what a
+//! person's pointer), show a file chooser (a GTK dialog on the person's screen) or a
+//! select's option menu (a popup there), get a permission, or navigate a frame to a scheme pages may not open. Attachments and what a
 //! browser cannot show become downloads, announced so the call that loaded them waits.
 
 use gtk::prelude::*;
 use webkit2gtk::{
-    FileChooserRequestExt, NavigationPolicyDecision, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecisionExt,
+    FileChooserRequestExt, NavigationPolicyDecision, OptionMenuExt, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecisionExt,
     PolicyDecisionType, ResponsePolicyDecision, ResponsePolicyDecisionExt, URIRequestExt, URIResponseExt, WebViewExt,
 };
 
@@ -29,7 +29,7 @@ pub(super) fn connect(tab: &Tab) {
     });
 
     // A file chooser would map a GTK dialog on the person's screen: never from a hidden
-    // page. It is cancelled and recorded, so the agent can set the files ittab.
+    // page. It is cancelled and recorded, so the agent can set the files itself.
     let (events, tab_id, chooser, changed) = (tab.events.clone(), tab.id.clone(), tab.chooser.clone(), tab.load_changed.clone());
     let clicked = tab.file_input_clicked.clone();
     view.connect_run_file_chooser(move |_view, request| {
@@ -53,6 +53,18 @@ pub(super) fn connect(tab: &Tab) {
             EventKind::FileChooser { multiple: request.selects_multiple(), accept, mime_types, answered: file_count.is_some(), file_count };
         events.push(Some(&tab_id), event);
         changed.notify_waiters();
+        true
+    });
+
+    // A <select>'s option list is a GTK popup menu on the person's screen: never from a
+    // hidden page (the select tool chooses options without it). A person in the takeover
+    // window gets the menu as usual.
+    let takeover = tab.takeover.clone();
+    view.connect_show_option_menu(move |_view, menu, _event, _rectangle| {
+        if takeover.window.borrow().is_some() {
+            return false;
+        }
+        menu.close();
         true
     });
 
