@@ -26,6 +26,8 @@ mod outcome;
 mod page_agent;
 #[cfg(test)]
 mod page_tests;
+mod pdf;
+mod pdf_pages;
 mod pointer;
 mod profiles;
 mod read;
@@ -159,6 +161,10 @@ pub struct Presentation {
     pub image_field: Option<&'static str>,
     /// The call ends the session it addresses: MCP forgets it as its default session.
     pub ends_session: bool,
+    /// The result may carry a file's bytes here, base64 (`pdf`'s `data`): the CLI's `-o
+    /// FILE` writes them to FILE (or copies the file the result's `path` names) instead of
+    /// printing them.
+    pub file_field: Option<&'static str>,
 }
 
 /// One tool.
@@ -354,7 +360,7 @@ impl ToolRegistry {
         tools.extend(tabs::tools());
         tools.extend(devtools::tools());
         tools.extend(downloads::tools());
-        tools.extend([upload::tool(), wait_for_event::tool()]);
+        tools.extend([upload::tool(), wait_for_event::tool(), pdf::tool()]);
         tools.extend(network::tools());
         tools.extend(console::tools());
         ToolRegistry { tools }
