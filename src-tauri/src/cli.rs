@@ -173,11 +173,23 @@ fn kind_of(property: &Value, root: &Value) -> (Kind, Vec<String>) {
     (kind, Vec::new())
 }
 
+/// The argument id of `-o FILE`, for tools that answer a file.
+const OUTPUT_FILE: &str = "output-file";
+
 fn tool_command(tool: &ToolDescription) -> Command {
-    let command = Command::new(tool.name)
+    let mut command = Command::new(tool.name)
         .about(tool.description)
         .arg(Arg::new("session").short('s').long("session").help("Session id (default: the CLI's newest session)"))
         .arg(data_dir_arg());
+    if tool.presentation.file_field.is_some() {
+        command = command.arg(
+            Arg::new(OUTPUT_FILE)
+                .short('o')
+                .long("output")
+                .value_name("FILE")
+                .help("Write the file the tool answers to FILE (the answer then names FILE instead of holding the bytes)"),
+        );
+    }
     with_schema_args(command, &tool.input_schema)
 }
 
@@ -247,7 +259,13 @@ fn dispatch(name: &str, matches: &ArgMatches, registry: &ToolRegistry) -> Result
             let output = lease.call_tool(&id, tool, &input);
             save(&data_dir, &lease)?;
             // The result as the tool gave it, with `tab` and `seq` beside its fields.
-            let result = output?.flattened();
+            let mut result = output?.flattened();
+            // Only a tool that answers files has `-o` (clap panics when asked for an unknown argument).
+            if let Some(field) = description.presentation.file_field {
+                if let Some(file) = matches.get_one::<String>(OUTPUT_FILE) {
+                    write_answered_file(&mut result, field, Path::new(file))?;
+                }
+            }
             if let Some(field) = description.presentation.text_field.filter(|_| result["format"] == "text") {
                 return Ok(result[field].as_str().unwrap_or("").trim_end().to_string());
             }
@@ -259,6 +277,31 @@ fn dispatch(name: &str, matches: &ArgMatches, registry: &ToolRegistry) -> Result
     };
     save(&data_dir, &lease)?;
     Ok(pretty(&answer))
+}
+
+/// Writes the file a result answers to `file`: its base64 `field`, or a copy of the file
+/// its `path` names. The result then names `file` as `output` instead of holding the bytes.
+fn write_answered_file(result: &mut Value, field: &str, file: &Path) -> Result<()> {
+    use base64::Engine as _;
+    let cannot = |error: std::io::Error| Error::internal(format!("cannot write {}: {error}", file.display()));
+    match (result.get(field).and_then(Value::as_str), result.get("path").and_then(Value::as_str)) {
+        (Some(data), _) => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .map_err(|error| Error::internal(format!("the answer's {field} is not base64: {error}")))?;
+            std::fs::write(file, bytes).map_err(cannot)?;
+        }
+        (None, Some(path)) => {
+            std::fs::copy(path, file).map_err(cannot)?;
+        }
+        (None, None) => return Err(Error::internal(format!("the answer holds no file to write to {}", file.display()))),
+    }
+    if let Some(object) = result.as_object_mut() {
+        object.remove(field);
+        let written = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+        object.insert("output".into(), json!(written.display().to_string()));
+    }
+    Ok(())
 }
 
 /// The daemon (started if needed) and the CLI's lease, renewed on every run, with the
