@@ -34,7 +34,8 @@ const CUSTOM_PAPER: &str = "malo-custom";
 /// out pages past the end, and a far smaller number than `i32::MAX` leaves no room for
 /// arithmetic on it to overflow.
 const END_OF_DOCUMENT: i32 = 999_999;
-/// How often the wait for the end of a print looks whether the tab was closed meanwhile.
+/// How often the wait for the end of a print looks whether the tab was closed (or its web
+/// process died) meanwhile.
 const CLOSED_CHECK: Duration = Duration::from_millis(100);
 
 /// How a print ended, as its signals said.
@@ -106,11 +107,12 @@ pub(super) async fn print(tab: &Tab, job: PrintJob) -> Result<()> {
     let begun = Instant::now();
     operation.print();
     while !outcome.borrow().finished {
-        if tab.closed.get() || deadline.passed() {
+        let crashed = tab.load.borrow().crashed;
+        if tab.closed.get() || crashed || deadline.passed() {
             // The print may still end by itself; if it never does, its turn is given back
             // after another full time limit, so later prints of the tab are not stuck.
             glib::timeout_add_local_once(PRINT_TIMEOUT, move || drop(running.borrow_mut().take()));
-            tab.ensure_alive()?;
+            tab.ensure_open()?;
             return Err(timed_out("the print did not finish"));
         }
         tokio::select! {
