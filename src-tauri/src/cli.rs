@@ -194,18 +194,31 @@ fn tool_command(tool: &ToolDescription) -> Command {
 /// The CLI's own flag of tools whose result holds a file: where to write it.
 const OUTPUT_ARG: &str = "cli-output";
 
-/// Writes the file a result holds (base64 `data`) to `file`; the result says `saved_to`
-/// instead of holding the bytes.
-fn save_attachment(attachment: crate::tools::Attachment, result: &mut Value, file: &str) -> Result<()> {
+/// Writes the file a result holds to `file`: its base64 `data`, or a copy of the file its
+/// `path` names. The result then names `file` (absolute) as `output` instead of holding the
+/// bytes.
+fn save_attachment(attachment: crate::tools::Attachment, result: &mut Value, file: &Path) -> Result<()> {
+    let cannot = |error: std::io::Error| Error::bad_request(format!("cannot write {}: {error}", file.display()));
     let Some(holder) = attachment.holder(result) else {
-        return Err(Error::bad_request("the result holds no file to write (was `path` given?)"));
+        return Err(Error::internal(format!("the answer holds no file to write to {}", file.display())));
     };
-    let data = holder.as_object_mut().and_then(|object| object.remove("data")).unwrap_or_default();
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(data.as_str().unwrap_or_default())
-        .map_err(|error| Error::internal(format!("the result's data is not base64: {error}")))?;
-    std::fs::write(file, bytes).map_err(|error| Error::bad_request(format!("cannot write {file}: {error}")))?;
-    holder["saved_to"] = json!(file);
+    match (holder.get("data").and_then(Value::as_str), holder.get("path").and_then(Value::as_str)) {
+        (Some(data), _) => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .map_err(|error| Error::internal(format!("the answer's data is not base64: {error}")))?;
+            std::fs::write(file, bytes).map_err(cannot)?;
+        }
+        (None, Some(path)) => {
+            std::fs::copy(path, file).map_err(cannot)?;
+        }
+        (None, None) => return Err(Error::internal(format!("the answer holds no file to write to {}", file.display()))),
+    }
+    if let Some(object) = holder.as_object_mut() {
+        object.remove("data");
+        let written = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+        object.insert("output".into(), json!(written.display().to_string()));
+    }
     Ok(())
 }
 
@@ -276,8 +289,12 @@ fn dispatch(name: &str, matches: &ArgMatches, registry: &ToolRegistry) -> Result
             save(&data_dir, &lease)?;
             // The result as the tool gave it, with `tab` and `seq` beside its fields.
             let mut result = output?.flattened();
-            if let (Some(attachment), Some(file)) = (description.presentation.attachment, matches.get_one::<String>(OUTPUT_ARG)) {
-                save_attachment(attachment, &mut result, file)?;
+            // Only a tool whose result holds a file has `-o` (clap panics when asked for an
+            // argument a command does not define).
+            if let Some(attachment) = description.presentation.attachment {
+                if let Some(file) = matches.get_one::<String>(OUTPUT_ARG) {
+                    save_attachment(attachment, &mut result, Path::new(file))?;
+                }
             }
             if let Some(field) = description.presentation.text_field.filter(|_| result["format"] == "text") {
                 return Ok(result[field].as_str().unwrap_or("").trim_end().to_string());

@@ -16,6 +16,7 @@ mod leaks;
 mod leases;
 mod login;
 mod network;
+mod pdf;
 mod profiles;
 mod screenshots;
 mod security;

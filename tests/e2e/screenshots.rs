@@ -168,10 +168,16 @@ fn marks_label_every_visible_control_and_each_label_clicks_its_control() {
             assert!((given - found).abs() <= 1.0, "{mark} against the page's box {found:?}");
         }
         let (left, top, width, height) = (given[0] as u32, given[1] as u32, given[2] as u32, given[3] as u32);
-        let changed = (top..top + height).flat_map(|y| (left..left + width).map(move |x| (x, y))).filter(|(x, y)| plain.get_pixel(*x, *y) != marked.get_pixel(*x, *y)).count();
+        let changed = (top..top + height)
+            .flat_map(|y| (left..left + width).map(move |x| (x, y)))
+            .filter(|(x, y)| plain.get_pixel(*x, *y) != marked.get_pixel(*x, *y))
+            .count();
         assert!(changed > 20, "no label drawn in {mark}");
     }
-    let outside = (0..marked.height()).flat_map(|y| (0..marked.width()).map(move |x| (x, y))).filter(|(x, y)| !inside(*x, *y) && plain.get_pixel(*x, *y) != marked.get_pixel(*x, *y)).count();
+    let outside = (0..marked.height())
+        .flat_map(|y| (0..marked.width()).map(move |x| (x, y)))
+        .filter(|(x, y)| !inside(*x, *y) && plain.get_pixel(*x, *y) != marked.get_pixel(*x, *y))
+        .count();
     assert_eq!(outside, 0, "labels drawn outside their element's box");
 
     // The refs on the picture click their controls.
@@ -206,9 +212,17 @@ fn the_mouse_scrolls_drags_and_clicks_at_points() {
 
     // The wheel scrolls by its delta.
     session.ok("mouse", json!({ "action": "wheel", "x": 400, "y": 300, "delta_y": 500 }));
-    assert!(eventually(std::time::Duration::from_secs(3), || session.page_value("scrollY") == json!(500)), "{}", session.page_value("scrollY"));
+    assert!(
+        eventually(std::time::Duration::from_secs(3), || session.page_value("scrollY") == json!(500)),
+        "{}",
+        session.page_value("scrollY")
+    );
     session.ok("mouse", json!({ "action": "wheel", "x": 400, "y": 300, "delta_y": -200 }));
-    assert!(eventually(std::time::Duration::from_secs(3), || session.page_value("scrollY") == json!(300)), "{}", session.page_value("scrollY"));
+    assert!(
+        eventually(std::time::Duration::from_secs(3), || session.page_value("scrollY") == json!(300)),
+        "{}",
+        session.page_value("scrollY")
+    );
 
     let error = session.fails("mouse", json!({ "action": "click", "x": 900, "y": 10 }), 400, "E_BAD_REQUEST");
     assert!(error["message"].as_str().unwrap().starts_with("x, y"), "{error}");
@@ -228,7 +242,8 @@ fn over_mcp_a_screenshot_is_image_content_capped_for_vision_models() {
         let answer = agent.request("tools/call", json!({ "name": "browser_screenshot", "arguments": arguments }));
         let blocks = answer["content"].as_array().unwrap().clone();
         let image = blocks.iter().find(|block| block["type"] == "image").expect("an image block").clone();
-        let text: Value = serde_json::from_str(blocks.iter().find(|block| block["type"] == "text").unwrap()["text"].as_str().unwrap()).unwrap();
+        let text: Value =
+            serde_json::from_str(blocks.iter().find(|block| block["type"] == "text").unwrap()["text"].as_str().unwrap()).unwrap();
         let bytes = base64::engine::general_purpose::STANDARD.decode(image["data"].as_str().unwrap()).unwrap();
         (image["mimeType"].as_str().unwrap().to_string(), image::load_from_memory(&bytes).unwrap().to_rgba8(), text)
     };

@@ -134,6 +134,9 @@ fn every_tool_answers_as_recorded() {
     call("snapshot", json!({ "changes": true }));
     call("observe", json!({ "mode": "light" }));
     call("observe", json!({ "mode": "screenshot" }));
+    call("pdf", json!({ "path": "wire.pdf", "page_ranges": "1" }));
+    call("pdf", json!({ "page_ranges": "1", "landscape": true }));
+    call("pdf", json!({ "path": "../escape.pdf" }));
     call("extract", json!({ "selector": "h1" }));
     call("extract", json!({ "selector": "#color option", "mode": "attribute", "attribute": "value", "all": true }));
     call("evaluate", json!({ "expression": "document.title" }));

@@ -4,7 +4,8 @@
 //!
 //! [`fake_engine_with`] serves every tab with one [`FakePage`] instead, which a test
 //! scripts: what the page agent answers to each operation (in each frame), while trusted
-//! input and editing commands are taken and the page is quiet after every action. The page
+//! input and editing commands are taken, the page is quiet after every action, and prints
+//! write the PDF a test gives ([`FakePage::prints`]). The page
 //! records every request it got, so a test can assert what a tool asked of the engine.
 //! Anything else (navigation, evaluation, screenshots, ...) is refused, and recorded.
 
@@ -14,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use super::agent::AgentOp;
+use super::print::PrintJob;
 use super::{ActionSettle, Answer, Command, EditingCommand, EngineHandle, InputEvent, SettleReport, TabRequest};
 use crate::error::{Error, Result};
 
@@ -63,6 +65,8 @@ pub(crate) enum Asked {
     Input(Vec<InputEvent>),
     /// An editing command.
     Editing(EditingCommand),
+    /// A print to PDF.
+    Print(PrintJob),
     /// Anything else, by the request's name (`after_action`, `screenshot`, ...).
     Other(&'static str),
 }
@@ -77,6 +81,8 @@ pub(crate) struct FakePage(Arc<Mutex<PageState>>);
 struct PageState {
     scripts: HashMap<&'static str, AgentScript>,
     asked: Vec<Asked>,
+    /// What a print writes to its output file; `None`: prints are refused.
+    printed: Option<Vec<u8>>,
 }
 
 impl FakePage {
@@ -89,6 +95,12 @@ impl FakePage {
     /// operation without a script is refused.
     pub(crate) fn on(&self, op: AgentOp, script: impl FnMut(&[u32], &Value) -> Result<Value> + Send + 'static) -> &FakePage {
         self.state().scripts.insert(op.name(), Box::new(script));
+        self
+    }
+
+    /// Prints answer by writing `pdf` to the job's output file.
+    pub(crate) fn prints(&self, pdf: Vec<u8>) -> &FakePage {
+        self.state().printed = Some(pdf);
         self
     }
 
@@ -139,6 +151,13 @@ impl FakePage {
             TabRequest::Editing { command } => {
                 state.asked.push(Asked::Editing(command));
                 Ok(Answer::Mark(0))
+            }
+            TabRequest::Print(job) => {
+                let printed = state.printed.clone();
+                state.asked.push(Asked::Print(job.clone()));
+                let pdf = printed.ok_or_else(|| Error::internal("the fake page does not answer print"))?;
+                std::fs::write(&job.output, pdf).map_err(|error| Error::internal(error.to_string()))?;
+                Ok(Answer::Done)
             }
             TabRequest::AfterAction { .. } => {
                 state.asked.push(Asked::Other("after_action"));

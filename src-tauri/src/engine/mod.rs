@@ -39,6 +39,7 @@ pub mod devtools;
 pub(crate) mod fake;
 pub use malo_core::keys;
 pub mod main_thread;
+pub mod print;
 
 use main_thread::{MainThread, Ticket};
 
@@ -47,8 +48,9 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a command may wait for the main thread to start it before the caller gets
 /// `E_BUSY` (and the command is dropped unstarted).
 pub const QUEUE_LIMIT: Duration = Duration::from_secs(10);
-/// How much longer than its own load and settle limits a navigation may take before the
-/// handle gives up on the engine (the engine answers a timeout itself before that).
+/// How much longer than its own limits (load and settle, or a print's) a navigation or a
+/// print may take before the handle gives up on the engine (the engine answers a timeout
+/// itself before that).
 const NAVIGATION_MARGIN: Duration = Duration::from_secs(5);
 /// How much longer than its settle budget the wait after an action may take: a navigation
 /// the action started gets up to 30 s to load, plus the same margin.
@@ -317,6 +319,8 @@ pub enum TabRequest {
     AwaitFileChooser { timeout: Duration },
     /// What the DevTools endpoint asks (see [`devtools`]).
     Devtools(devtools::DevtoolsRequest),
+    /// Print the page to a PDF file (see [`print`]); answers once the file is complete.
+    Print(print::PrintJob),
 }
 
 impl TabRequest {
@@ -336,6 +340,7 @@ impl TabRequest {
             TabRequest::ArmFileChooser { .. } => "arm_file_chooser",
             TabRequest::AwaitFileChooser { .. } => "await_file_chooser",
             TabRequest::Devtools(request) => request.kind(),
+            TabRequest::Print(_) => "print",
         }
     }
 
@@ -348,6 +353,7 @@ impl TabRequest {
             TabRequest::AfterAction { budget, .. } => *budget + AFTER_ACTION_MARGIN,
             TabRequest::AwaitFileChooser { timeout } => *timeout + COMMAND_TIMEOUT,
             TabRequest::Devtools(request) => request.time_limit(NAVIGATION_MARGIN, COMMAND_TIMEOUT),
+            TabRequest::Print(_) => print::PRINT_TIMEOUT + NAVIGATION_MARGIN,
             _ => COMMAND_TIMEOUT,
         }
     }

@@ -188,7 +188,9 @@ fn shape(presentation: &crate::tools::Presentation, mut result: Value) -> CallTo
     let mut content = Vec::new();
     let text = presentation.text_field.filter(|_| result.get("format") == Some(&json!("text")));
     let image = presentation.attachment.filter(|attachment| {
-        attachment.holder(&mut result).is_some_and(|holder| holder["mime_type"].as_str().is_some_and(|mime| mime.starts_with("image/")))
+        attachment
+            .holder(&mut result)
+            .is_some_and(|holder| holder["data"].is_string() && holder["mime_type"].as_str().is_some_and(|mime| mime.starts_with("image/")))
     });
     if let Some(field) = text {
         // The text as the model reads it, and where it came from (seed 002: tab and seq).

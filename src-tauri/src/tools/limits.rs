@@ -121,6 +121,17 @@ pub(crate) const PAGE_ERRORS_LIMIT: Bounded<usize> = Bounded { default: 50, max:
 pub(crate) const CAPTURE_PREFIXES: usize = 100;
 /// See [`CAPTURE_PREFIXES`].
 pub(crate) const CAPTURE_PREFIX_CHARS: usize = 2048;
+/// The largest PDF `pdf` answers inline as base64 `data`, in bytes (10 MiB); a larger
+/// one needs a `path`.
+pub(crate) const PDF_INLINE_BYTES: u64 = 10 << 20;
+/// The smallest and largest width and height of a custom paper of `pdf`, in millimetres.
+pub(crate) const PDF_PAPER_MM: (f64, f64) = (10.0, 5000.0);
+/// Of the paper's width and height, what margins must leave for the content, in millimetres.
+pub(crate) const PDF_CONTENT_MIN_MM: f64 = 10.0;
+/// The highest page number `page_ranges` of `pdf` may name.
+pub(crate) const PDF_MAX_PAGE: u32 = 100_000;
+/// Characters of `page_ranges` of `pdf`.
+pub(crate) const PDF_PAGE_RANGES_CHARS: usize = 1000;
 
 #[cfg(test)]
 mod tests {

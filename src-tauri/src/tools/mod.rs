@@ -29,6 +29,8 @@ mod outcome;
 mod page_agent;
 #[cfg(test)]
 mod page_tests;
+mod pdf;
+mod pdf_pages;
 mod pointer;
 mod profiles;
 mod read;
@@ -159,15 +161,15 @@ pub struct Presentation {
     /// When the result's `format` is `text`, this field is the answer as people and models
     /// read it: MCP and the CLI show it as is.
     pub text_field: Option<&'static str>,
-    /// Where the result may hold a file as base64 (`{mime_type, data, ...}`): MCP answers an
-    /// image as image content, with the rest of the result as text; the CLI writes it to the
-    /// file `-o` names.
+    /// Where the result holds a file, as base64 `data` (with `mime_type`) or as the `path`
+    /// it was written to: MCP answers an image as image content, with the rest of the
+    /// result as text; the CLI's `-o FILE` writes (or copies) it to FILE.
     pub attachment: Option<Attachment>,
     /// The call ends the session it addresses: MCP forgets it as its default session.
     pub ends_session: bool,
 }
 
-/// Where a result holds a file (`mime_type`, base64 `data`).
+/// Where a result holds a file (`mime_type`, base64 `data` or a `path`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Attachment {
     /// In this field of the result (observe's `screenshot`).
@@ -177,13 +179,13 @@ pub enum Attachment {
 }
 
 impl Attachment {
-    /// The object holding `mime_type` and `data` in `result`, if it holds data.
+    /// The object of `result` that holds the file (`mime_type`, `data` or `path`), if any.
     pub fn holder<'result>(&self, result: &'result mut Value) -> Option<&'result mut Value> {
         let holder = match self {
             Attachment::Field(field) => result.get_mut(*field)?,
             Attachment::Result => result,
         };
-        holder.get("data").is_some_and(Value::is_string).then_some(holder)
+        holder.is_object().then_some(holder)
     }
 }
 
@@ -386,7 +388,7 @@ impl ToolRegistry {
         tools.extend(tabs::tools());
         tools.extend(devtools::tools());
         tools.extend(downloads::tools());
-        tools.extend([upload::tool(), wait_for_event::tool()]);
+        tools.extend([upload::tool(), wait_for_event::tool(), pdf::tool()]);
         tools.extend(network::tools());
         tools.extend(console::tools());
         ToolRegistry { tools }

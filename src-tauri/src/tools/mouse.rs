@@ -85,7 +85,7 @@ async fn mouse(context: ToolContext, input: MouseInput) -> Result<ActionOutcome>
 /// The trusted events an input asks for, checked against a viewport of `width` x `height`.
 fn events(input: &MouseInput, width: f64, height: f64) -> Result<Vec<InputEvent>> {
     let (x, y) = (input.x, input.y);
-    if !(x.is_finite() && y.is_finite()) || !(0.0..width).contains(&x) || !(0.0..height).contains(&y) {
+    if !((0.0..width).contains(&x) && (0.0..height).contains(&y)) {
         return Err(Error::bad_request(format!("x, y: the point ({x}, {y}) is outside the {width}x{height} viewport")));
     }
     let wheel = input.action == MouseAction::Wheel;

@@ -13,7 +13,6 @@ use super::{Handler, Tool, ToolAnswer, ToolContext, ToolInput};
 use crate::engine::{ActionSettle, NavigationReport, SettleReport, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::EventKind;
-use crate::imaging::{self, Format};
 
 /// Adds a screenshot of the moment to a failed action's error (`details.screenshot_path`).
 pub(crate) async fn with_failure_screenshot(context: &ToolContext, tool: &str, error: Error) -> Error {

@@ -188,7 +188,8 @@ struct Geometry {
 async fn geometry(context: &ToolContext) -> Result<Geometry> {
     let body = "return { width: innerWidth, height: innerHeight, device_pixel_ratio: devicePixelRatio || 1, scroll_x: scrollX, scroll_y: scrollY };";
     let measured: serde_json::Value = context.ask(TabRequest::Evaluate { body: body.into() }).await?;
-    serde_json::from_value(measured).map_err(|error| Error::new(ErrorCode::ScriptError, format!("the page's geometry is unreadable: {error}")))
+    serde_json::from_value(measured)
+        .map_err(|error| Error::new(ErrorCode::ScriptError, format!("the page's geometry is unreadable: {error}")))
 }
 
 /// What the input asks to show, checked.

@@ -16,7 +16,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// The element an action is aimed at: a ref from a snapshot (works in every frame), or a
 /// CSS selector in the main frame. Also the whole input of `focus` and `scroll_into_view`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ElementTarget {
     /// The element: a ref from snapshot (e.g. e12).

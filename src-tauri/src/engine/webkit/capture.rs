@@ -25,9 +25,7 @@ pub(super) async fn capture(tab: &Tab, what: Capture) -> Result<Frame> {
     // One copy of the pixels here (a memcpy); their conversion runs on a worker thread so
     // that a tall document does not hold up every session's main thread.
     let mut pixels = Vec::new();
-    image
-        .with_data(|data| pixels = data.to_vec())
-        .map_err(|error| Error::internal(format!("screenshot pixels unreadable: {error}")))?;
+    image.with_data(|data| pixels = data.to_vec()).map_err(|error| Error::internal(format!("screenshot pixels unreadable: {error}")))?;
     let rgba = gtk::gio::spawn_blocking(move || straight_rgba(&pixels, width, height, stride))
         .await
         .map_err(|_| Error::internal("the screenshot's pixel conversion stopped"))?;

@@ -13,6 +13,7 @@ mod devtools;
 mod download;
 mod input;
 mod navigation;
+mod print;
 mod tab;
 mod takeover;
 mod web_process;
@@ -113,10 +114,7 @@ fn heartbeat(main_thread: Arc<MainThread>) {
 /// engine (a stall of the whole thread does not count against a page), or three times
 /// `limit` of wall time, whichever comes first.
 pub(super) async fn engine_time(limit: std::time::Duration) {
-    let deadline = Deadline::after(limit);
-    while let Some(left) = deadline.left() {
-        glib::timeout_future(left.max(std::time::Duration::from_millis(10))).await;
-    }
+    Deadline::after(limit).reached().await;
 }
 
 /// A time limit counted in time the main thread was available (see [`engine_time`]): a
@@ -148,6 +146,13 @@ impl Deadline {
 
     pub(super) fn passed(&self) -> bool {
         self.left().is_none()
+    }
+
+    /// Resolves once the limit has passed.
+    pub(super) async fn reached(&self) {
+        while let Some(left) = self.left() {
+            glib::timeout_future(left.max(std::time::Duration::from_millis(10))).await;
+        }
     }
 }
 
@@ -449,6 +454,10 @@ async fn page_request(tab: &Rc<Tab>, request: TabRequest) -> Result<Answer> {
         }
         TabRequest::AwaitFileChooser { timeout } => Answer::Flag(tab.await_file_chooser(timeout).await),
         TabRequest::Devtools(request) => devtools::handle(tab, request).await?,
+        TabRequest::Print(job) => {
+            print::print(tab, job).await?;
+            Answer::Done
+        }
     })
 }
 

@@ -9,6 +9,7 @@ mod actionability;
 #[cfg(target_os = "linux")]
 mod chords;
 mod frames;
+mod pdf;
 
 use std::sync::Arc;
 

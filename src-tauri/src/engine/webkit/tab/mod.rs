@@ -110,6 +110,9 @@ pub(super) struct Tab {
     pub(in crate::engine::webkit) document_scripts: DocumentScripts,
     /// The DevTools runtime's name, source and worlds.
     pub(in crate::engine::webkit) devtools: super::devtools::Runtime,
+    /// Held by a print from its start until WebKit says it finished: prints of one view
+    /// take turns (started back to back, one could lose its file).
+    pub(super) print_turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// Scripts added for every new document, by id (so they can be removed).
@@ -238,6 +241,7 @@ impl Tab {
             file_input_clicked,
             document_scripts: DocumentScripts::default(),
             devtools: super::devtools::Runtime::new(&nodes),
+            print_turn: Arc::default(),
         };
         load::connect(&tab);
         policy::connect(&tab);

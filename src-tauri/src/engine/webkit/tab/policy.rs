@@ -5,7 +5,7 @@
 
 use gtk::prelude::*;
 use webkit2gtk::{
-    FileChooserRequestExt, NavigationPolicyDecision, OptionMenuExt, NavigationPolicyDecisionExt, PermissionRequestExt, PolicyDecisionExt,
+    FileChooserRequestExt, NavigationPolicyDecision, NavigationPolicyDecisionExt, OptionMenuExt, PermissionRequestExt, PolicyDecisionExt,
     PolicyDecisionType, ResponsePolicyDecision, ResponsePolicyDecisionExt, URIRequestExt, URIResponseExt, WebViewExt,
 };
 
