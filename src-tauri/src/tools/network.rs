@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::limits::{CAPTURE_PREFIXES, CAPTURE_PREFIX_CHARS, REQUESTS_LIMIT, RESPONSES_LIMIT};
-use super::numbers::{lenient, lenient_schema};
+use super::numbers::Lenient;
 use super::{Tool, ToolContext};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::Paging;
@@ -33,12 +33,10 @@ pub(crate) struct ResponsesInput {
     #[serde(default)]
     url_prefix: Option<String>,
     /// Only records with seq greater than this, oldest first; without it, the newest.
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     after: Option<u64>,
     /// At most this many (1-200, default 50).
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     limit: Option<usize>,
 }
 
@@ -47,8 +45,7 @@ pub(crate) struct ResponsesInput {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RequestsInput {
     /// Only records with seq greater than this, oldest first; without it, the newest.
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     after: Option<u64>,
     /// URL contains.
     #[serde(default)]
@@ -69,8 +66,7 @@ pub(crate) struct RequestsInput {
     #[serde(default)]
     headers: bool,
     /// At most this many (1-500, default 100).
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     limit: Option<usize>,
 }
 
