@@ -9,25 +9,19 @@ use crate::error::{Error, Result};
 
 /// Defines the input of a tool that loads a document and waits like a navigation
 /// (`navigate`, `history`): its own fields, then `settle_ms` and `timeout_ms`, strictly
-/// parsed; the struct gets `load_waits()`. A macro for the reason [`action_input!`] is one
-/// (serde's flatten does not go with `deny_unknown_fields`).
+/// parsed; the struct gets `load_waits()`. Made as [`action_input!`] makes the actions'
+/// inputs, with a navigation's waits instead of an action's.
 ///
 /// [`action_input!`]: super::action_input::action_input
 macro_rules! load_input {
     ($(#[$meta:meta])* $name:ident { $($own:tt)* }) => {
-        $(#[$meta])*
-        #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-        #[serde(deny_unknown_fields)]
-        pub(crate) struct $name {
-            $($own)*
+        $crate::tools::action_input::input_with_waits! {
+            $(#[$meta])*
+            $name { $($own)* }
             /// Upper bound in ms for waiting, after load, until the DOM and network are quiet (default 3000, max 60000).
-            #[serde(default)]
-            #[schemars(range(max = $crate::tools::limits::NAVIGATION_SETTLE_MS.max))]
-            settle_ms: Option<u64>,
+            settle_ms: NAVIGATION_SETTLE_MS,
             /// Upper bound in ms for the load itself (default 30000, max 120000).
-            #[serde(default)]
-            #[schemars(range(max = $crate::tools::limits::LOAD_TIMEOUT_MS.max))]
-            timeout_ms: Option<u64>,
+            timeout_ms: LOAD_TIMEOUT_MS,
         }
 
         impl $name {
