@@ -3,11 +3,14 @@
 //! session's routes). Comparisons are constant-time; rejections are `E_UNAUTHORIZED`.
 
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
-use axum::extract::{FromRequestParts, Path};
+use axum::extract::{FromRequestParts, Path, Request};
 use axum::http::request::Parts;
 use axum::http::HeaderMap;
+use axum::middleware::Next;
+use axum::response::Response;
 
 use super::error::ApiError;
 use super::{BrokerState, LeaseState};
@@ -32,43 +35,55 @@ fn verify(headers: &HeaderMap, names: &[&str], token: &Token, what: &str) -> Res
     }
 }
 
-/// Proof that the request carries the broker token.
-#[derive(Debug)]
-pub(crate) struct BrokerAuth;
+/// A router's state whose every request carries one token: the broker's or a lease's.
+pub(crate) trait TokenGuarded: Send + Sync {
+    /// The headers that carry the token (current, then legacy).
+    const HEADERS: [&'static str; 2];
+    /// The token's name in errors.
+    const WHAT: &'static str;
+    /// The token a request must carry.
+    fn token(&self) -> &Token;
+}
 
-impl FromRequestParts<BrokerState> for BrokerAuth {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &BrokerState) -> Result<Self, ApiError> {
-        verify(&parts.headers, &BROKER_HEADERS, &state.broker.token, "broker")?;
-        Ok(BrokerAuth)
+impl TokenGuarded for BrokerState {
+    const HEADERS: [&'static str; 2] = BROKER_HEADERS;
+    const WHAT: &'static str = "broker";
+    fn token(&self) -> &Token {
+        &self.broker.token
     }
 }
+
+impl TokenGuarded for LeaseState {
+    const HEADERS: [&'static str; 2] = LEASE_HEADERS;
+    const WHAT: &'static str = "lease";
+    fn token(&self) -> &Token {
+        &self.lease.token
+    }
+}
+
+/// Proof that the request carries the token of the router whose state is `S`: a
+/// [`BrokerAuth`] or a [`LeaseAuth`].
+pub(crate) struct TokenAuth<S>(PhantomData<fn() -> S>);
+
+/// Proof that the request carries the broker token.
+pub(crate) type BrokerAuth = TokenAuth<BrokerState>;
 
 /// Proof that the request carries this lease's token.
-#[derive(Debug)]
-pub(crate) struct LeaseAuth;
+pub(crate) type LeaseAuth = TokenAuth<LeaseState>;
 
-impl FromRequestParts<LeaseState> for LeaseAuth {
+impl<S: TokenGuarded> FromRequestParts<S> for TokenAuth<S> {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &LeaseState) -> Result<Self, ApiError> {
-        verify(&parts.headers, &LEASE_HEADERS, &state.lease.token, "lease")?;
-        Ok(LeaseAuth)
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        verify(&parts.headers, &S::HEADERS, state.token(), S::WHAT)?;
+        Ok(TokenAuth(PhantomData))
     }
 }
 
-/// Middleware form of [`LeaseAuth`], for services that are not axum handlers (`/mcp`).
-pub(super) async fn require_lease_token(
-    axum::extract::State(lease): axum::extract::State<Arc<crate::broker::Lease>>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    match verify(request.headers(), &LEASE_HEADERS, &lease.token, "lease") {
-        Ok(()) => next.run(request).await,
-        Err(error) => ApiError(error).into_response(),
-    }
+/// Middleware form of [`LeaseAuth`], for services that are not axum handlers (`/mcp`):
+/// a request without the token gets the extractor's rejection.
+pub(super) async fn require_lease_token(_auth: LeaseAuth, request: Request, next: Next) -> Response {
+    next.run(request).await
 }
 
 /// The session addressed by `{id}`, after checking the lease token and that session's
@@ -80,7 +95,7 @@ impl FromRequestParts<LeaseState> for SessionAuth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &LeaseState) -> Result<Self, ApiError> {
-        verify(&parts.headers, &LEASE_HEADERS, &state.lease.token, "lease")?;
+        LeaseAuth::from_request_parts(parts, state).await?;
         let Path(params) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
             .await
             .map_err(|_| Error::new(ErrorCode::NotFound, "no session id in the path"))?;

@@ -88,13 +88,14 @@ fn mcp_service(lease: Arc<Lease>, registry: Arc<ToolRegistry>) -> Router {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
     let catalogue = registry.catalogue();
-    let backend = Arc::new(crate::mcp::LocalBackend::new(lease.clone(), registry));
+    let state = LeaseState { lease: lease.clone(), registry: registry.clone() };
+    let backend = Arc::new(crate::mcp::LocalBackend::new(lease, registry));
     let service = StreamableHttpService::new(
         move || Ok(crate::mcp::McpServer::new(backend.clone(), catalogue.clone(), crate::mcp::SessionOptions::default())),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );
-    Router::new().fallback_service(service).layer(middleware::from_fn_with_state(lease, auth::require_lease_token))
+    Router::new().fallback_service(service).layer(middleware::from_fn_with_state(state, auth::require_lease_token))
 }
 
 /// Guards and fallbacks every router shares.

@@ -168,6 +168,20 @@ async fn each_layer_takes_only_its_own_token() {
     // The legacy header name is accepted.
     let (status, _) = call("GET", "/v1/sessions", port).header("x-pagehand-lease-token", &lease_token).send(&lease).await;
     assert_eq!(status, StatusCode::OK);
+    // /mcp, a service rather than handlers, takes the same lease token (LeaseAuth as middleware).
+    let mcp = |token: Option<&str>| {
+        let request = call("POST", "/mcp", port).json(json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }));
+        match token {
+            Some(token) => request.header("x-malo-lease-token", token),
+            None => request,
+        }
+    };
+    let (status, body) = mcp(None).send(&lease).await;
+    assert_eq!((status, code(&body)), (StatusCode::UNAUTHORIZED, "E_UNAUTHORIZED"), "{body}");
+    let (status, _) = mcp(Some(&wire.broker_token())).send(&lease).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, body) = mcp(Some(&lease_token)).send(&lease).await;
+    assert_ne!(status, StatusCode::UNAUTHORIZED, "{body}");
 
     // A session's token opens that session only, and only with its lease's token.
     let create = || call("POST", "/v1/sessions", port).header("x-malo-lease-token", &lease_token).json(json!({ "name": "s" }));

@@ -48,58 +48,52 @@ pub enum PageErrorKind {
     UnhandledRejection,
 }
 
+/// Where in a page a console line was written or an error thrown: the script, line and
+/// column when the engine knows them, and the frame's document (flattened into
+/// [`ConsoleEntry`] and [`PageError`], and carried by the console's tab signal).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct ScriptPlace {
+    /// The script's URL, when known.
+    pub source: Option<String>,
+    /// Line (1-based), when known.
+    pub line: Option<u64>,
+    /// Column (1-based), when known.
+    pub column: Option<u64>,
+    /// The URL of the frame's document.
+    pub frame_url: String,
+}
+
 /// One console line of a page (any frame).
-#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ConsoleEntry {
     /// Its level.
     pub level: ConsoleLevel,
     /// The arguments, as text (bounded).
     pub text: String,
-    /// Where it was written: script URL, line and column, when known.
-    #[serde(default)]
-    pub source: Option<String>,
-    /// Line.
-    #[serde(default)]
-    pub line: Option<u64>,
-    /// Column.
-    #[serde(default)]
-    pub column: Option<u64>,
-    /// The document that wrote it.
-    #[serde(default)]
-    pub frame_url: String,
+    /// Where it was written.
+    #[serde(flatten)]
+    pub place: ScriptPlace,
     /// For a message WebKit itself wrote rather than the page's `console` calls: `security`
     /// (a refused load, frame or content), `network` (a failed resource) or `other`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub engine: Option<String>,
     /// When.
-    #[serde(default)]
     pub time: String,
 }
 
 /// An uncaught exception or unhandled promise rejection of a page (any frame).
-#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PageError {
     /// An exception or an unhandled rejection.
     pub kind: PageErrorKind,
     /// The message.
     pub message: String,
     /// The stack, when there is one.
-    #[serde(default)]
     pub stack: Option<String>,
-    /// Script URL.
-    #[serde(default)]
-    pub source: Option<String>,
-    /// Line.
-    #[serde(default)]
-    pub line: Option<u64>,
-    /// Column.
-    #[serde(default)]
-    pub column: Option<u64>,
-    /// The document it happened in.
-    #[serde(default)]
-    pub frame_url: String,
+    /// Where it was thrown.
+    #[serde(flatten)]
+    pub place: ScriptPlace,
     /// When.
-    #[serde(default)]
     pub time: String,
 }

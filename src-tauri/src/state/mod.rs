@@ -9,7 +9,7 @@ pub mod downloads;
 pub mod signals;
 pub mod tabs;
 
-pub use console::{ConsoleEntry, ConsoleLevel, PageError, PageErrorKind, CONSOLE_ENTRIES, ERROR_ENTRIES};
+pub use console::{ConsoleEntry, ConsoleLevel, PageError, PageErrorKind, ScriptPlace, CONSOLE_ENTRIES, ERROR_ENTRIES};
 pub use downloads::Downloads;
 pub use signals::{TabSignal, TabsChange};
 pub use tabs::{DialogPolicy, PopupPolicy, PreviousSnapshot, RefTable, TabState, TabStatus, Tabs};

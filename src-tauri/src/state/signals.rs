@@ -7,7 +7,7 @@
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use super::console::ConsoleLevel;
+use super::console::{ConsoleLevel, ScriptPlace};
 
 /// How many signals a slow receiver may fall behind before it loses the oldest.
 pub const SIGNAL_BACKLOG: usize = 1024;
@@ -57,14 +57,8 @@ pub enum TabSignal {
         level: ConsoleLevel,
         /// The arguments: JSON values, or `{description}` for what JSON cannot carry.
         args: Vec<Value>,
-        /// The writing script, line and column, when known.
-        source: Option<String>,
-        /// Line (1-based).
-        line: Option<u64>,
-        /// Column (1-based).
-        column: Option<u64>,
-        /// The frame's URL.
-        frame_url: String,
+        /// Where it was written.
+        place: ScriptPlace,
     },
     /// A frame did not catch an exception or a rejection.
     PageError {

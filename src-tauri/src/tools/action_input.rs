@@ -1,7 +1,9 @@
 //! What the inputs of actions share, declared once: `ref` and `selector` (the element an
 //! action is aimed at), `x` and `y` (the point a pointer action may aim at instead) and
 //! `settle_ms` and `timeout_ms` (how long it waits). Each action's input is written with
-//! [`action_input!`], which adds these fields to the action's own.
+//! [`action_input!`], which adds these fields to the action's own; its struct is made by
+//! [`input_with_waits!`], which also makes navigate's and history's (with a navigation's
+//! waits).
 //!
 //! A macro rather than `#[serde(flatten)]` of shared structs: with flatten, serde's
 //! "unknown field" error no longer lists the fields an input accepts (the list tells an
@@ -79,21 +81,15 @@ macro_rules! action_input {
         }
     };
     ($(#[$meta:meta])* $name:ident { $($own:tt)* }) => {
-        $(#[$meta])*
-        #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-        #[serde(deny_unknown_fields)]
-        pub(crate) struct $name {
-            $($own)*
+        $crate::tools::action_input::input_with_waits! {
+            $(#[$meta])*
+            $name { $($own)* }
             /// Upper bound in ms for waiting for what the action caused (navigation, dialogs,
             /// popups, DOM quiet) (default 1500, max 30000).
-            #[serde(default)]
-            #[schemars(range(max = $crate::tools::limits::ACTION_SETTLE_MS.max))]
-            settle_ms: Option<u64>,
+            settle_ms: ACTION_SETTLE_MS,
             /// How long to wait for the element to be actionable (visible, stable, enabled, not
             /// covered) in ms (default 5000, max 120000).
-            #[serde(default)]
-            #[schemars(range(max = $crate::tools::limits::ACTIONABLE_TIMEOUT_MS.max))]
-            timeout_ms: Option<u64>,
+            timeout_ms: ACTIONABLE_TIMEOUT_MS,
         }
 
         impl $name {
@@ -106,3 +102,32 @@ macro_rules! action_input {
 }
 
 pub(crate) use action_input;
+
+/// Defines a strictly parsed input whose last fields are two waits, `settle_ms` and
+/// `timeout_ms`, each with its description and the bound in `limits.rs` its schema names:
+/// what [`action_input!`] makes with the actions' waits, and navigate's `load_input!` with
+/// a navigation's.
+macro_rules! input_with_waits {
+    (
+        $(#[$meta:meta])* $name:ident { $($own:tt)* }
+        $(#[$settle_doc:meta])* settle_ms: $settle:ident,
+        $(#[$timeout_doc:meta])* timeout_ms: $timeout:ident,
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub(crate) struct $name {
+            $($own)*
+            $(#[$settle_doc])*
+            #[serde(default)]
+            #[schemars(range(max = $crate::tools::limits::$settle.max))]
+            settle_ms: Option<u64>,
+            $(#[$timeout_doc])*
+            #[serde(default)]
+            #[schemars(range(max = $crate::tools::limits::$timeout.max))]
+            timeout_ms: Option<u64>,
+        }
+    };
+}
+
+pub(crate) use input_with_waits;

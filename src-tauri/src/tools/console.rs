@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::limits::{CONSOLE_LIMIT, PAGE_ERRORS_LIMIT};
-use super::numbers::{lenient, lenient_schema};
+use super::numbers::Lenient;
 use super::{Tool, ToolContext};
 use crate::events::RingPage;
 use crate::state::{ConsoleEntry, ConsoleLevel, PageError};
@@ -16,8 +16,7 @@ use crate::state::{ConsoleEntry, ConsoleLevel, PageError};
 #[serde(deny_unknown_fields)]
 pub(crate) struct ConsoleInput {
     /// Only entries with seq greater than this, oldest first; without it, the newest.
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     after: Option<u64>,
     /// Only this level.
     #[serde(default)]
@@ -26,8 +25,7 @@ pub(crate) struct ConsoleInput {
     #[serde(default)]
     text_includes: Option<String>,
     /// At most this many (1-200, default 50).
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     limit: Option<usize>,
 }
 
@@ -36,12 +34,10 @@ pub(crate) struct ConsoleInput {
 #[serde(deny_unknown_fields)]
 pub(crate) struct PageErrorsInput {
     /// Only entries with seq greater than this, oldest first; without it, the newest.
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     after: Option<u64>,
     /// At most this many (1-100, default 50).
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     limit: Option<usize>,
 }
 

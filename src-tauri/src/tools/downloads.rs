@@ -34,8 +34,7 @@ pub(crate) struct SetDownloadBehaviorInput {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListDownloadsInput {
     /// How many, newest first (1-100, default 20).
-    #[serde(default, deserialize_with = "super::numbers::lenient")]
-    #[schemars(schema_with = "super::numbers::lenient_schema")]
+    #[serde(default, with = "super::numbers::Lenient")]
     limit: Option<usize>,
     /// Only the downloads this open tab started.
     #[serde(default)]

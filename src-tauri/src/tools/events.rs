@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::limits::EVENTS_LIMIT;
-use super::numbers::{lenient, lenient_schema};
+use super::numbers::Lenient;
 use super::{Tool, ToolContext};
 use crate::error::Error;
 
@@ -14,12 +14,10 @@ use crate::error::Error;
 #[serde(deny_unknown_fields)]
 pub(crate) struct EventsInput {
     /// Return events with seq greater than this, oldest first; without it, the newest.
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     pub after: Option<u64>,
     /// At most this many events (1-1000, default 200).
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     pub limit: Option<usize>,
     /// Only this open tab's events (an unknown tab is E_TAB_NOT_FOUND).
     #[serde(default)]

@@ -1,29 +1,49 @@
 //! `navigate`: load an http/https URL and wait for load plus DOM/network quiet.
 
-use std::time::Duration;
-
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::limits::{LOAD_TIMEOUT_MS, NAVIGATION_SETTLE_MS};
 use super::{outcome, Tool, ToolContext};
 use crate::engine::{NavigationReport, TabRequest};
 use crate::error::{Error, Result};
 
-/// Input of `navigate`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct NavigateInput {
-    /// An http or https URL without embedded credentials.
-    pub url: String,
-    /// Upper bound in ms for waiting, after load, until the DOM and network are quiet (default 3000, max 60000).
-    #[serde(default)]
-    #[schemars(range(max = NAVIGATION_SETTLE_MS.max))]
-    pub settle_ms: Option<u64>,
-    /// Upper bound in ms for the load itself (default 30000, max 120000).
-    #[serde(default)]
-    #[schemars(range(max = LOAD_TIMEOUT_MS.max))]
-    pub timeout_ms: Option<u64>,
+/// Defines the input of a tool that loads a document and waits like a navigation
+/// (`navigate`, `history`): its own fields, then `settle_ms` and `timeout_ms`, strictly
+/// parsed; the struct gets `load_waits()`. Made as [`action_input!`] makes the actions'
+/// inputs, with a navigation's waits instead of an action's.
+///
+/// [`action_input!`]: super::action_input::action_input
+macro_rules! load_input {
+    ($(#[$meta:meta])* $name:ident { $($own:tt)* }) => {
+        $crate::tools::action_input::input_with_waits! {
+            $(#[$meta])*
+            $name { $($own)* }
+            /// Upper bound in ms for waiting, after load, until the DOM and network are quiet (default 3000, max 60000).
+            settle_ms: NAVIGATION_SETTLE_MS,
+            /// Upper bound in ms for the load itself (default 30000, max 120000).
+            timeout_ms: LOAD_TIMEOUT_MS,
+        }
+
+        impl $name {
+            /// How long the tool waits: for the load (`timeout_ms`), then for quiet after it
+            /// (`settle_ms`); read in this order, so the first refused is the error.
+            fn load_waits(&self) -> $crate::error::Result<(std::time::Duration, std::time::Duration)> {
+                let timeout = $crate::tools::limits::LOAD_TIMEOUT_MS.millis(self.timeout_ms, "timeout_ms")?;
+                let settle = $crate::tools::limits::NAVIGATION_SETTLE_MS.millis(self.settle_ms, "settle_ms")?;
+                Ok((timeout, settle))
+            }
+        }
+    };
+}
+
+pub(crate) use load_input;
+
+load_input! {
+    /// Input of `navigate`.
+    NavigateInput {
+        /// An http or https URL without embedded credentials.
+        url: String,
+    }
 }
 
 /// Output of `navigate` and `history`.
@@ -48,7 +68,7 @@ pub(super) fn tool() -> Tool {
         "Open an http(s) URL in the session and wait until it has loaded and the DOM and network are quiet (up to settle_ms). Reports http_status, net_error and settle details.",
         |context: ToolContext, input: NavigateInput| async move {
             let url = crate::urls::check_navigation_url(&input.url)?;
-            let (timeout, settle) = load_waits(input.timeout_ms, input.settle_ms)?;
+            let (timeout, settle) = input.load_waits()?;
             let mark = outcome::event_mark(&context);
             match context.ask(TabRequest::Navigate { url: url.to_string(), timeout, settle }).await {
                 Ok(navigation) => output(&context, navigation),
@@ -56,12 +76,6 @@ pub(super) fn tool() -> Tool {
             }
         },
     )
-}
-
-/// How long `navigate` and `history` wait: for the load (`timeout_ms`), then for quiet
-/// after it (`settle_ms`); read in this order, so the first refused is the error.
-pub(super) fn load_waits(timeout_ms: Option<u64>, settle_ms: Option<u64>) -> Result<(Duration, Duration)> {
-    Ok((LOAD_TIMEOUT_MS.millis(timeout_ms, "timeout_ms")?, NAVIGATION_SETTLE_MS.millis(settle_ms, "settle_ms")?))
 }
 
 /// The output for a finished navigation.

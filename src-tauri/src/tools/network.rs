@@ -7,9 +7,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::limits::{CAPTURE_PREFIXES, CAPTURE_PREFIX_CHARS, REQUESTS_LIMIT, RESPONSES_LIMIT};
-use super::numbers::{lenient, lenient_schema};
+use super::numbers::Lenient;
 use super::{Tool, ToolContext};
 use crate::error::{Error, ErrorCode, Result};
+use crate::events::Paging;
 use crate::network::har::Har;
 use crate::network::rules::{InterceptRule, RuleSpec, RuleSummary};
 use crate::network::{NameValue, RequestFilter, RequestRecord, ResourceType, ResponseRecord, StatusFilter};
@@ -32,12 +33,10 @@ pub(crate) struct ResponsesInput {
     #[serde(default)]
     url_prefix: Option<String>,
     /// Only records with seq greater than this, oldest first; without it, the newest.
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     after: Option<u64>,
     /// At most this many (1-200, default 50).
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     limit: Option<usize>,
 }
 
@@ -46,8 +45,7 @@ pub(crate) struct ResponsesInput {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RequestsInput {
     /// Only records with seq greater than this, oldest first; without it, the newest.
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     after: Option<u64>,
     /// URL contains.
     #[serde(default)]
@@ -68,8 +66,7 @@ pub(crate) struct RequestsInput {
     #[serde(default)]
     headers: bool,
     /// At most this many (1-500, default 100).
-    #[serde(default, deserialize_with = "lenient")]
-    #[schemars(schema_with = "lenient_schema")]
+    #[serde(default, with = "Lenient")]
     limit: Option<usize>,
 }
 
@@ -101,14 +98,9 @@ pub(crate) struct NetworkCaptureOutput {
 pub(crate) struct ResponsesOutput {
     /// The responses, oldest first.
     responses: Vec<ResponseRecord>,
-    /// Pass this as the next `after`.
-    cursor: u64,
-    /// With `after`: more matched than `limit` allowed.
-    has_more: bool,
-    /// Without `after`: how many older matching responses were left out.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
-    older_omitted: Option<usize>,
+    /// Where to go on from.
+    #[serde(flatten)]
+    paging: Paging,
 }
 
 /// Output of `requests`.
@@ -116,14 +108,9 @@ pub(crate) struct ResponsesOutput {
 pub(crate) struct RequestsOutput {
     /// The requests, oldest first.
     requests: Vec<RequestEntry>,
-    /// Pass this as the next `after`.
-    cursor: u64,
-    /// With `after`: more matched than `limit` allowed.
-    has_more: bool,
-    /// Without `after`: how many older matching requests were left out.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
-    older_omitted: Option<usize>,
+    /// Where to go on from.
+    #[serde(flatten)]
+    paging: Paging,
 }
 
 /// A request of the tab's log, with its headers when asked for.
@@ -210,8 +197,8 @@ pub(super) fn tools() -> Vec<Tool> {
                 let limit = RESPONSES_LIMIT.count(input.limit, "limit")?;
                 let capture = capture_of(&context)?;
                 let chosen = capture.responses(input.url_prefix.as_deref(), input.after, limit);
-                let cursor = chosen.cursor(|record| record.seq, input.after, context.session.events.seq_now());
-                Ok(ResponsesOutput { responses: chosen.items, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted })
+                let paging = chosen.paging(|record| record.seq, input.after, context.session.events.seq_now());
+                Ok(ResponsesOutput { responses: chosen.items, paging })
             },
         ),
         Tool::tab(
@@ -227,9 +214,9 @@ pub(super) fn tools() -> Vec<Tool> {
                     failed_only: input.failed_only,
                 };
                 let chosen = context.tab()?.traffic.requests(input.after, &filter, limit);
-                let cursor = chosen.cursor(|record| record.seq, input.after, context.session.events.seq_now());
+                let paging = chosen.paging(|record| record.seq, input.after, context.session.events.seq_now());
                 let requests = chosen.items.into_iter().map(|record| RequestEntry::of(record, input.headers)).collect();
-                Ok(RequestsOutput { requests, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted })
+                Ok(RequestsOutput { requests, paging })
             },
         ),
         Tool::tab(

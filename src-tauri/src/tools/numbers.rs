@@ -2,19 +2,49 @@
 //! a JSON number or a string of digits (`50` or `"50"`): models, shells and query strings
 //! send either, and refusing one of them costs an agent a round trip for nothing.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::{self, Deserializer, Visitor};
+use serde::{Serialize, Serializer};
 
-/// Deserializes an optional non-negative integer written as a number or a string of digits
-/// (use with `#[serde(default, deserialize_with = "numbers::lenient")]`).
-pub(crate) fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: TryFrom<u64>,
-{
-    deserializer.deserialize_any(LenientVisitor(PhantomData))
+/// An optional non-negative integer written as a number or a string of digits. A field
+/// takes it with `#[serde(default, with = "Lenient")]`, one attribute for both sides:
+/// serde reads the field with [`Lenient::deserialize`], and schemars, which takes serde's
+/// `with` as the type that describes the field, gives it [`Lenient`]'s schema.
+pub(crate) struct Lenient;
+
+impl Lenient {
+    /// Reads the field: a number or a string of digits that fits `T`, or null.
+    pub(crate) fn deserialize<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: TryFrom<u64>,
+    {
+        deserializer.deserialize_any(LenientVisitor(PhantomData))
+    }
+
+    /// Writes the field as a plain number or null (schemars writes a field's default, null,
+    /// with it).
+    pub(crate) fn serialize<S: Serializer, T: Serialize>(value: &Option<T>, serializer: S) -> Result<S::Ok, S::Error> {
+        value.serialize(serializer)
+    }
+}
+
+/// The schema of a lenient count or cursor: an integer, or a string of digits.
+impl schemars::JsonSchema for Lenient {
+    fn schema_name() -> Cow<'static, str> {
+        "Lenient".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": ["integer", "string"], "minimum": 0, "pattern": "^\\s*[0-9]+\\s*$" })
+    }
 }
 
 struct LenientVisitor<T>(PhantomData<T>);
@@ -59,19 +89,16 @@ impl<'de, T: TryFrom<u64>> Visitor<'de> for LenientVisitor<T> {
     }
 }
 
-/// The schema of a lenient count or cursor: an integer, or a string of digits.
-pub(crate) fn lenient_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({ "type": ["integer", "string"], "minimum": 0, "pattern": "^\\s*[0-9]+\\s*$" })
-}
-
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;
     use serde_json::json;
 
-    #[derive(Debug, Deserialize)]
+    use super::Lenient;
+
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
     struct Input {
-        #[serde(default, deserialize_with = "super::lenient")]
+        #[serde(default, with = "Lenient")]
         limit: Option<usize>,
     }
 
@@ -90,5 +117,13 @@ mod tests {
             let error = parse(json!({ "limit": bad })).unwrap_err();
             assert!(error.contains("integer") || error.contains("negative"), "{bad}: {error}");
         }
+    }
+
+    #[test]
+    fn the_one_attribute_gives_the_field_its_lenient_schema_too() {
+        let schema = serde_json::to_value(schemars::schema_for!(Input)).unwrap();
+        let limit = &schema["properties"]["limit"];
+        assert_eq!((&limit["type"], &limit["pattern"]), (&json!(["integer", "string"]), &json!("^\\s*[0-9]+\\s*$")), "{schema}");
+        assert!(schema.get("required").is_none() && schema.get("$defs").is_none(), "optional, and inlined: {schema}");
     }
 }

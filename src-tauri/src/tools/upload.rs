@@ -106,7 +106,7 @@ pub(super) fn tool() -> Tool {
     Tool::page(
         "set_file_input",
         "Upload files into an <input type=file> (ref or selector, with nth, frame_selector, pierce_shadow) without any window: fires input and change as a person's choice does. next_chooser=true (no target) answers the next file chooser the page opens itself. A page's own file chooser is otherwise cancelled and recorded as event file_chooser.",
-        |context: ToolContext, input: SetFileInputInput| async move { set_files(context, input).await },
+        set_files,
     )
 }
 

@@ -53,12 +53,23 @@ pub struct Event {
 pub struct EventPage {
     /// Events with `seq > after` (or the newest, without `after`), oldest first.
     pub events: Vec<Event>,
+    /// Where to go on from.
+    #[serde(flatten)]
+    pub paging: Paging,
+}
+
+/// How a page read from a log ends, beside its entries in every such answer (events,
+/// console, page_errors, responses, requests): where to go on from, and what the page
+/// left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Paging {
     /// Pass this as the next `after` to continue.
     pub cursor: u64,
-    /// More events matched than `limit` allowed.
+    /// With `after`: more matched than `limit` allowed.
     pub has_more: bool,
-    /// Without `after`: how many older matching events were left out.
+    /// Without `after`: how many older matching entries were left out.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
     pub older_omitted: Option<usize>,
 }
 
@@ -74,10 +85,12 @@ pub struct Window<T> {
 }
 
 impl<T> Window<T> {
-    /// Where the reader goes on from (its next `after`): the seq of the last entry answered;
-    /// with none, the cursor it gave or the log's `newest` seq, whichever is later.
-    pub fn cursor(&self, seq_of: impl Fn(&T) -> u64, after: Option<u64>, newest: u64) -> u64 {
-        self.items.last().map(seq_of).unwrap_or(after.unwrap_or(0).max(newest))
+    /// How the page of this window ends. Its cursor, where the reader goes on from (its
+    /// next `after`), is the seq of the last entry answered; with none, the cursor it gave
+    /// or the log's `newest` seq, whichever is later.
+    pub fn paging(&self, seq_of: impl Fn(&T) -> u64, after: Option<u64>, newest: u64) -> Paging {
+        let cursor = self.items.last().map(seq_of).unwrap_or(after.unwrap_or(0).max(newest));
+        Paging { cursor, has_more: self.has_more, older_omitted: self.older_omitted }
     }
 }
 
@@ -183,9 +196,8 @@ impl EventLog {
             })
             .collect();
         let chosen = window(matching, after, limit);
-        let cursor = chosen.cursor(|event| event.seq, after, self.newest_of(&events));
-        let selected: Vec<Event> = chosen.items.into_iter().cloned().collect();
-        EventPage { events: selected, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted }
+        let paging = chosen.paging(|event| event.seq, after, self.newest_of(&events));
+        EventPage { events: chosen.items.into_iter().cloned().collect(), paging }
     }
 
     /// The seq of the newest event kept (0 when none).
@@ -214,14 +226,9 @@ pub struct RingPage<T> {
     /// Entries with `seq > after` (or the newest, without `after`), oldest first, each
     /// with its `seq`.
     pub entries: Vec<Sequenced<T>>,
-    /// Pass this as the next `after`.
-    pub cursor: u64,
-    /// More entries matched than `limit` allowed.
-    pub has_more: bool,
-    /// Without `after`: how many older matching entries were left out.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
-    pub older_omitted: Option<usize>,
+    /// Where to go on from.
+    #[serde(flatten)]
+    pub paging: Paging,
 }
 
 /// An entry of a [`SeqRing`] with its `seq` beside its own fields.
@@ -260,8 +267,8 @@ impl<T: Clone> SeqRing<T> {
         let matching: Vec<&(u64, T)> = entries.iter().filter(|(seq, entry)| *seq > floor && keep(entry)).collect();
         let chosen = window(matching, after, limit);
         let selected: Vec<Sequenced<T>> = chosen.items.iter().map(|(seq, entry)| Sequenced { seq: *seq, entry: entry.clone() }).collect();
-        let cursor = chosen.cursor(|(seq, _)| *seq, after, entries.back().map(|(seq, _)| *seq).unwrap_or(0));
-        RingPage { entries: selected, cursor, has_more: chosen.has_more, older_omitted: chosen.older_omitted }
+        let paging = chosen.paging(|(seq, _)| *seq, after, entries.back().map(|(seq, _)| *seq).unwrap_or(0));
+        RingPage { entries: selected, paging }
     }
 }
 
@@ -299,20 +306,23 @@ mod tests {
         }
         let page = log.after(0, 10);
         assert_eq!(page.events.len(), 10);
-        assert!(page.has_more);
+        assert!(page.paging.has_more);
         assert_eq!(page.events[0].seq, 6, "the oldest five were dropped");
-        let rest = log.after(page.cursor, 5000);
+        let rest = log.after(page.paging.cursor, 5000);
         assert_eq!(rest.events.len(), EVENT_CAPACITY - 10);
-        assert!(!rest.has_more);
-        let empty = log.after(rest.cursor, 10);
+        assert!(!rest.paging.has_more);
+        let empty = log.after(rest.paging.cursor, 10);
         assert!(empty.events.is_empty());
-        assert_eq!(empty.cursor, rest.cursor);
+        assert_eq!(empty.paging.cursor, rest.paging.cursor);
 
         // Without a cursor, the newest ten, oldest first, and how many older ones there are.
         let newest = log.after_matching(None, 10, None, None);
         assert_eq!(newest.events.first().unwrap().seq, (EVENT_CAPACITY + 5 - 9) as u64);
         assert_eq!(newest.events.last().unwrap().seq, (EVENT_CAPACITY + 5) as u64);
-        assert_eq!((newest.cursor, newest.has_more, newest.older_omitted), ((EVENT_CAPACITY + 5) as u64, false, Some(EVENT_CAPACITY - 10)));
+        assert_eq!(
+            newest.paging,
+            Paging { cursor: (EVENT_CAPACITY + 5) as u64, has_more: false, older_omitted: Some(EVENT_CAPACITY - 10) }
+        );
     }
 
     #[test]
@@ -324,19 +334,19 @@ mod tests {
         }
         let page = ring.after(Some(0), 2, |_| true);
         assert_eq!(page.entries.iter().map(|entry| entry.entry["text"].as_str().unwrap()).collect::<Vec<_>>(), ["b", "c"]);
-        assert!(page.has_more);
+        assert!(page.paging.has_more);
         assert_eq!(serde_json::to_value(&page).unwrap()["entries"][0], json!({ "seq": 2, "text": "b" }), "seq beside the fields");
-        let rest = ring.after(Some(page.cursor), 10, |entry| entry["text"] != "zzz");
+        let rest = ring.after(Some(page.paging.cursor), 10, |entry| entry["text"] != "zzz");
         assert_eq!(rest.entries.len(), 1);
-        assert_eq!(rest.cursor, 4);
-        assert_eq!(ring.after(Some(rest.cursor), 10, |_| true).cursor, 4, "an empty page keeps the cursor");
+        assert_eq!(rest.paging.cursor, 4);
+        assert_eq!(ring.after(Some(rest.paging.cursor), 10, |_| true).paging.cursor, 4, "an empty page keeps the cursor");
 
         // Without a cursor: the newest, in order, saying how many older ones were left out.
         let newest = ring.after(None, 2, |_| true);
         assert_eq!(newest.entries.iter().map(|entry| entry.entry["text"].as_str().unwrap()).collect::<Vec<_>>(), ["c", "d"]);
-        assert_eq!((newest.cursor, newest.has_more, newest.older_omitted), (4, false, Some(1)));
+        assert_eq!(newest.paging, Paging { cursor: 4, has_more: false, older_omitted: Some(1) });
         let all = ring.after(None, 10, |_| true);
-        assert_eq!((all.entries.len(), all.older_omitted), (3, Some(0)));
+        assert_eq!((all.entries.len(), all.paging.older_omitted), (3, Some(0)));
     }
 
     #[test]
@@ -347,5 +357,10 @@ mod tests {
         assert_eq!(page["events"][0]["type"], "navigation");
         assert_eq!(page["events"][0]["url"], "http://x/");
         assert_eq!(page["events"][0]["tab"], "t1");
+        // The paging fields stand beside `events`, and `older_omitted` only without `after`.
+        assert_eq!((&page["cursor"], &page["has_more"]), (&json!(1), &json!(false)));
+        assert!(page.get("paging").is_none() && page.get("older_omitted").is_none(), "{page}");
+        let newest = serde_json::to_value(log.after_matching(None, 1, None, None)).unwrap();
+        assert_eq!(newest["older_omitted"], 0);
     }
 }

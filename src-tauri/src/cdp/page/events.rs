@@ -12,7 +12,7 @@ use tokio::sync::broadcast;
 use super::{Context, PageSession};
 use crate::cdp::wire::now_seconds;
 use crate::engine::devtools::World;
-use crate::state::{ConsoleLevel, TabSignal};
+use crate::state::{ConsoleLevel, ScriptPlace, TabSignal};
 
 /// How often the network log is read while nothing else happens.
 const NETWORK_TICK: Duration = Duration::from_millis(100);
@@ -131,7 +131,7 @@ impl PageSession {
                     );
                 }
             }
-            TabSignal::Console { level, args, source, line, column, .. } => self.console(level, args, source, line, column),
+            TabSignal::Console { level, args, place } => self.console(level, args, place),
             TabSignal::PageError { message, stack, frame_url } => {
                 if self.state().runtime {
                     let description = match stack {
@@ -238,7 +238,7 @@ impl PageSession {
         }
     }
 
-    fn console(&self, level: ConsoleLevel, args: Vec<Value>, source: Option<String>, line: Option<u64>, column: Option<u64>) {
+    fn console(&self, level: ConsoleLevel, args: Vec<Value>, place: ScriptPlace) {
         let (runtime, context) = {
             let state = self.state();
             (state.runtime, state.contexts[0].id)
@@ -255,8 +255,8 @@ impl PageSession {
         };
         let args: Vec<Value> = args.into_iter().map(remote_argument).collect();
         let frame = json!({
-            "functionName": "", "scriptId": "0", "url": source.unwrap_or_default(),
-            "lineNumber": line.unwrap_or(1).saturating_sub(1), "columnNumber": column.unwrap_or(1).saturating_sub(1),
+            "functionName": "", "scriptId": "0", "url": place.source.unwrap_or_default(),
+            "lineNumber": place.line.unwrap_or(1).saturating_sub(1), "columnNumber": place.column.unwrap_or(1).saturating_sub(1),
         });
         self.event(
             "Runtime.consoleAPICalled",

@@ -12,7 +12,7 @@ use webkit2gtk::WebViewExt;
 
 use super::{FileInputClicked, Tab};
 use crate::events::{BlockReason, EventKind};
-use crate::state::{ConsoleEntry, ConsoleLevel, PageError, PageErrorKind, TabSignal, TabState};
+use crate::state::{ConsoleEntry, ConsoleLevel, PageError, PageErrorKind, ScriptPlace, TabSignal, TabState};
 
 /// The name of the script message handler the agents post to.
 pub(in crate::engine::webkit) const HANDLER: &str = "malo";
@@ -65,10 +65,12 @@ pub(super) fn connect_engine_console(tab: &Tab) {
         state.console.push(ConsoleEntry {
             level: message.level,
             text: message.text.chars().take(4000).collect(),
-            source: message.source,
-            line: message.line,
-            column: None,
-            frame_url: view.uri().map(|uri| uri.to_string()).unwrap_or_default(),
+            place: ScriptPlace {
+                source: message.source,
+                line: message.line,
+                column: None,
+                frame_url: view.uri().map(|uri| uri.to_string()).unwrap_or_default(),
+            },
             engine: Some(message.category.to_string()),
             time: crate::clock::now(),
         });
@@ -89,25 +91,21 @@ pub(super) fn receive(
     let Ok(message) = serde_json::from_str::<Value>(text) else { return };
     let field = |name: &str| message.get(name).and_then(Value::as_str).map(str::to_string);
     let number = |name: &str| message.get(name).and_then(Value::as_u64);
+    let place = || ScriptPlace {
+        source: field("source"),
+        line: number("line"),
+        column: number("column"),
+        frame_url: field("frame_url").unwrap_or_default(),
+    };
     match message.get("kind").and_then(Value::as_str) {
         Some("console") => {
             let level = field("level").and_then(|level| ConsoleLevel::named(&level)).unwrap_or(ConsoleLevel::Log);
             let args = message.get("args").and_then(Value::as_array).cloned().unwrap_or_else(|| vec![Value::from(field("text"))]);
-            state.signal(TabSignal::Console {
-                level,
-                args,
-                source: field("source"),
-                line: number("line"),
-                column: number("column"),
-                frame_url: field("frame_url").unwrap_or_default(),
-            });
+            state.signal(TabSignal::Console { level, args, place: place() });
             state.console.push(ConsoleEntry {
                 level,
                 text: field("text").unwrap_or_default(),
-                source: field("source"),
-                line: number("line"),
-                column: number("column"),
-                frame_url: field("frame_url").unwrap_or_default(),
+                place: place(),
                 engine: None,
                 time: crate::clock::now(),
             });
@@ -123,10 +121,7 @@ pub(super) fn receive(
                 },
                 message: field("message").unwrap_or_default(),
                 stack: field("stack"),
-                source: field("source"),
-                line: number("line"),
-                column: number("column"),
-                frame_url: field("frame_url").unwrap_or_default(),
+                place: place(),
                 time: crate::clock::now(),
             });
         }
