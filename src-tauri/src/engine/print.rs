@@ -73,22 +73,18 @@ pub struct CustomPaper {
     pub height_mm: f64,
 }
 
-/// Margins in millimetres, of the page as it is oriented; a side not given keeps GTK's
-/// default for the paper.
+/// Margins in millimetres, of the page as it is oriented; a side not given (serde reads a
+/// missing `Option` as `None`) keeps GTK's default for the paper.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MarginsMm {
     /// Top margin (0 or more).
-    #[serde(default)]
     pub top: Option<f64>,
     /// Right margin (0 or more).
-    #[serde(default)]
     pub right: Option<f64>,
     /// Bottom margin (0 or more).
-    #[serde(default)]
     pub bottom: Option<f64>,
     /// Left margin (0 or more).
-    #[serde(default)]
     pub left: Option<f64>,
 }
 

@@ -9,22 +9,19 @@ use serde::Serialize;
 
 use super::limits::SNAPSHOT_MAX_ITEMS;
 use super::screenshot::CssRect;
+use super::targeting::TargetSummary;
 use super::ToolContext;
 use crate::engine::Frame;
 use crate::error::Result;
 use crate::imaging::{self, Mark};
 
-/// A marked element as `screenshot` lists it, its box in image pixels (the part of its box
-/// the picture shows).
+/// A marked element as `screenshot` lists it (`{ref, role, name}`), its box in image
+/// pixels (the part of its box the picture shows).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub(crate) struct MarkOutput {
-    /// Its ref (e.g. `e12`), usable by every action.
-    #[serde(rename = "ref")]
-    pub(crate) element_ref: String,
-    /// Its ARIA role (or tag name).
-    pub(crate) role: String,
-    /// Its accessible name (may be empty).
-    pub(crate) name: String,
+    /// The element.
+    #[serde(flatten)]
+    pub(crate) element: TargetSummary,
     /// Image px from the left.
     pub(crate) x: u32,
     /// Image px from the top.
@@ -38,9 +35,7 @@ pub(crate) struct MarkOutput {
 /// An element to mark, its box in document CSS px.
 #[derive(Debug, Clone)]
 pub(crate) struct Marked {
-    element_ref: String,
-    role: String,
-    name: String,
+    element: TargetSummary,
     area: CssRect,
 }
 
@@ -56,10 +51,13 @@ pub(crate) async fn elements(context: &ToolContext, scroll: Scroll) -> Result<Ve
         .iter()
         .filter_map(|node| {
             let number = |key: &str| node[key].as_f64();
-            Some(Marked {
+            let element = TargetSummary {
                 element_ref: node["ref"].as_str()?.to_string(),
                 role: node["role"].as_str().unwrap_or_default().to_string(),
                 name: node["name"].as_str().unwrap_or_default().to_string(),
+            };
+            Some(Marked {
+                element,
                 area: CssRect { x: number("x")? + scroll.0, y: number("y")? + scroll.1, width: number("w")?, height: number("h")? },
             })
         })
@@ -77,16 +75,9 @@ pub(crate) fn draw(picture: &mut Frame, marked: &[Marked], region: CssRect, scal
     let mut marks = Vec::new();
     for element in marked {
         let Some((x, y, width, height)) = image_box(element.area, region, scale, picture.width, picture.height) else { continue };
-        marks.push(Mark { label: element.element_ref.clone(), x: x as f64, y: y as f64, width: width as f64, height: height as f64 });
-        shown.push(MarkOutput {
-            element_ref: element.element_ref.clone(),
-            role: element.role.clone(),
-            name: element.name.clone(),
-            x,
-            y,
-            width,
-            height,
-        });
+        let label = element.element.element_ref.clone();
+        marks.push(Mark { label, x: x as f64, y: y as f64, width: width as f64, height: height as f64 });
+        shown.push(MarkOutput { element: element.element.clone(), x, y, width, height });
     }
     imaging::draw_marks(picture, &marks);
     shown

@@ -123,25 +123,26 @@ fn events(input: &MouseInput, width: f64, height: f64) -> Result<Vec<InputEvent>
 mod tests {
     use super::*;
 
-    fn input(json: serde_json::Value) -> MouseInput {
-        serde_json::from_value(json).unwrap()
+    /// The events of an input in an 800x600 viewport.
+    fn events_of(json: serde_json::Value) -> Result<Vec<InputEvent>> {
+        events(&serde_json::from_value(json).unwrap(), 800.0, 600.0)
     }
 
     #[test]
     fn actions_become_the_events_a_hand_makes() {
-        let click = events(&input(serde_json::json!({"action": "double_click", "x": 10, "y": 20})), 800.0, 600.0).unwrap();
+        let click = events_of(serde_json::json!({"action": "double_click", "x": 10, "y": 20})).unwrap();
         assert_eq!(click.len(), 5);
         assert!(matches!(click[0], InputEvent::MouseMove { x, y, .. } if x == 10.0 && y == 20.0));
         assert!(matches!(click[3], InputEvent::MouseDown { button: MouseButton::Left, .. }));
-        let wheel = events(&input(serde_json::json!({"action": "wheel", "x": 1, "y": 1, "delta_y": 300})), 800.0, 600.0).unwrap();
+        let wheel = events_of(serde_json::json!({"action": "wheel", "x": 1, "y": 1, "delta_y": 300})).unwrap();
         assert!(matches!(wheel[1], InputEvent::Wheel { dx, dy, .. } if dx == 0.0 && dy == 300.0));
-        let down = events(&input(serde_json::json!({"action": "down", "x": 1, "y": 1, "button": "right"})), 800.0, 600.0).unwrap();
+        let down = events_of(serde_json::json!({"action": "down", "x": 1, "y": 1, "button": "right"})).unwrap();
         assert!(matches!(down[..], [InputEvent::MouseMove { .. }, InputEvent::MouseDown { button: MouseButton::Right, .. }]));
     }
 
     #[test]
     fn bad_combinations_name_their_field() {
-        let refused = |json: serde_json::Value| events(&input(json), 800.0, 600.0).unwrap_err().message;
+        let refused = |json: serde_json::Value| events_of(json).unwrap_err().message;
         assert!(refused(serde_json::json!({"action": "click", "x": 800, "y": 1})).starts_with("x, y:"));
         assert!(refused(serde_json::json!({"action": "click", "x": -1, "y": 1})).starts_with("x, y:"));
         assert!(refused(serde_json::json!({"action": "click", "x": 1, "y": 1, "delta_y": 5})).contains("delta_x"));
