@@ -7,6 +7,7 @@
 
 #[path = "../e2e/harness/mod.rs"]
 mod harness;
+mod screenshots;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -45,6 +46,16 @@ fn main() {
     if std::env::args().nth(1).as_deref() == Some("cdp") {
         let daemon = Daemon::start();
         cdp(&daemon.lease("bench"), &fixtures);
+        return;
+    }
+    // `bench screenshots`: the screenshot tool against Playwright MCP's, on the shared pages.
+    if std::env::args().nth(1).as_deref() == Some("screenshots") {
+        if !shared {
+            println!("(the screenshot comparison needs the shared benchmark pages)");
+            return;
+        }
+        let daemon = Daemon::start();
+        screenshots::screenshots(&daemon, &fixtures);
         return;
     }
     // `bench tools`: only the page tools (snapshot, click, fill).

@@ -255,3 +255,32 @@ fn over_mcp_a_screenshot_is_image_content_capped_for_vision_models() {
     let (_, image, _) = shot(&mut agent, json!({ "session": session, "max_width": 2000, "format": "jpeg" }));
     assert_eq!(image.dimensions(), (2000, 1000), "asked otherwise, no cap");
 }
+
+#[test]
+fn the_cli_writes_a_screenshot_where_it_is_told() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let out = TempDir::new("screenshot-cli");
+    let cli = |args: &[&str]| {
+        let output = std::process::Command::new(malo_binary())
+            .args(args)
+            .arg("--data-dir")
+            .arg(&daemon.data_dir)
+            .current_dir(&out.0)
+            .env("DISPLAY", display())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "malo {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()
+    };
+    cli(&["session", "new", "--width", "800", "--height", "600"]);
+    cli(&["navigate", "--url", &fixtures.url("/f/shots.html")]);
+    let answer = cli(&["screenshot", "--full-page", "-o", "page.png"]);
+    let written = out.0.join("page.png");
+    assert_eq!(answer["output"], written.display().to_string(), "{answer}");
+    assert!(answer.get("data").is_none(), "the bytes go to the file, not the terminal");
+    assert_eq!(image::open(&written).unwrap().to_rgba8().dimensions(), (800, 5000));
+    let answer = cli(&["screenshot", "--selector", "#near", "--format", "jpeg", "-o", "near.jpg"]);
+    assert_eq!(answer["mime_type"], "image/jpeg");
+    assert_eq!(image::open(out.0.join("near.jpg")).unwrap().to_rgba8().dimensions(), (200, 100));
+}

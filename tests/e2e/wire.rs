@@ -134,6 +134,13 @@ fn every_tool_answers_as_recorded() {
     call("snapshot", json!({ "changes": true }));
     call("observe", json!({ "mode": "light" }));
     call("observe", json!({ "mode": "screenshot" }));
+    call("screenshot", json!({ "clip": { "x": 0, "y": 0, "width": 200, "height": 100 }, "format": "jpeg", "quality": 50 }));
+    call("screenshot", json!({ "selector": "h1", "path": "wire.png", "scale": "css" }));
+    call("screenshot", json!({ "marks": true, "max_width": 512 }));
+    call("screenshot", json!({ "full_page": true, "max_height": 400, "format": "webp" }));
+    call("screenshot", json!({ "quality": 50 }));
+    call("mouse", json!({ "action": "move", "x": 5, "y": 5 }));
+    call("mouse", json!({ "action": "wheel", "x": 5, "y": 5 }));
     call("pdf", json!({ "path": "wire.pdf", "page_ranges": "1" }));
     call("pdf", json!({ "page_ranges": "1", "landscape": true }));
     call("pdf", json!({ "path": "../escape.pdf" }));

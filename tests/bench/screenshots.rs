@@ -1,0 +1,55 @@
+//! `bench screenshots`: malo's `browser_screenshot` against Playwright MCP's
+//! `browser_take_screenshot` (0.0.83, Debian's headless Chromium), side by side in one run
+//! of `tests/clients/bench-screenshots.mjs`: the time of the whole MCP tool call and the
+//! image's bytes for a viewport PNG, a viewport JPEG, a full page and an element, on the
+//! shared bench pages, with the issue's goals.
+
+use serde_json::Value;
+
+use crate::harness::*;
+
+/// Runs the client script with `malo mcp` on `daemon`'s data directory (so it uses that
+/// daemon) and prints one table row a figure: medians, sizes and the goals met.
+pub(crate) fn screenshots(daemon: &Daemon, fixtures: &Fixtures) {
+    let binary = malo_binary().display().to_string();
+    let data_dir = daemon.data_dir.display().to_string();
+    let run = run_client("bench-screenshots.mjs", &[&binary, &data_dir, &fixtures.url("/b"), "15"]);
+    let lines: Vec<Value> = run.output.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()).collect();
+    println!("{:<24} {:>9} {:>9} {:>10} {:>10}  goals", "screenshot (MCP call)", "malo ms", "malo KiB", "PW MCP ms", "PW MCP KiB");
+    let figures: Vec<String> = lines
+        .iter()
+        .filter_map(|line| line["figure"].as_str().filter(|name| *name != "error").map(str::to_string))
+        .fold(Vec::new(), |mut names, name| {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+            names
+        });
+    for name in figures {
+        let of = |target: &str| {
+            lines.iter().find(|line| line["figure"] == name.as_str() && line["target"] == target).cloned().unwrap_or(Value::Null)
+        };
+        let (malo, playwright) = (of("malo"), of("playwright-mcp"));
+        let ms = |value: &Value| value["median_ms"].as_f64().map(|ms| format!("{ms:.1}")).unwrap_or_else(|| "-".into());
+        let kib = |value: &Value| value["bytes"].as_f64().map(|bytes| format!("{:.1}", bytes / 1024.0)).unwrap_or_else(|| "-".into());
+        let yes_no = |met: Option<bool>| met.map_or("-", |met| if met { "yes" } else { "no" });
+        let smaller = malo["bytes"].as_f64().zip(playwright["bytes"].as_f64()).map(|(malo, playwright)| malo <= playwright);
+        let faster = malo["median_ms"].as_f64().zip(playwright["median_ms"].as_f64()).map(|(malo, playwright)| malo <= 0.5 * playwright);
+        let mut goals = String::new();
+        if name.starts_with("viewport PNG") {
+            goals.push_str(&format!("bytes ≤ PW: {}, ", yes_no(smaller)));
+        }
+        goals.push_str(&format!("time ≤ 0.5×PW: {}", yes_no(faster)));
+        println!("{name:<24} {:>9} {:>9} {:>10} {:>10}  {goals}", ms(&malo), kib(&malo), ms(&playwright), kib(&playwright));
+    }
+    for error in lines.iter().filter(|line| line["figure"] == "error") {
+        println!("error ({}): {}", error["target"].as_str().unwrap_or("?"), error["error"].as_str().unwrap_or("?"));
+    }
+    println!(
+        "(both 1280x720, full-size images (malo's MCP cap lifted with max_width); JPEG at quality 90 on both sides, since \
+         Playwright MCP 0.0.83 has no quality field; elements: the checkout form and the inventory table)"
+    );
+    if !run.success {
+        println!("(the client failed: {})", run.output.lines().last().unwrap_or(""));
+    }
+}
