@@ -127,10 +127,20 @@ fn screenshots_show_exactly_the_page_the_element_or_the_clip_asked_for() {
         assert!(error["message"].as_str().unwrap().contains(field), "{input}: {error}");
     }
 
-    // A document taller than a picture may be stops at 16384 CSS px.
-    session.page_value("document.getElementById('spacer').style.height = '20000px', 0");
-    let tall = session.ok("screenshot", json!({ "full_page": true, "format": "jpeg", "quality": 30 }));
-    assert_eq!((tall["height"].as_u64(), tall["truncated"].as_bool()), (Some(16384), Some(true)));
+    // A document taller than a picture may be stops at 16384 CSS px; one taller than WebKit
+    // snapshots (32,767 px) is put together from tiles, each in its place, the scroll kept.
+    for height in [20_000, 40_000] {
+        session.page_value(&format!(
+            "document.getElementById('spacer').style.height = '{height}px'; document.getElementById('bottom').style.top = '15000px'; scrollTo(0, 300); 0"
+        ));
+        let tall = session.ok("screenshot", json!({ "full_page": true }));
+        assert_eq!((tall["height"].as_u64(), tall["truncated"].as_bool()), (Some(16384), Some(true)), "{height}");
+        let image = picture(&tall);
+        assert!(near(&image, 10, 15050, MAGENTA), "{height}: the block at 15000: {:?}", image.get_pixel(10, 15050));
+        assert!(near(&image, 10, 14990, WHITE) && near(&image, 10, 15110, WHITE), "{height}: the block in its place");
+        assert!(near(&image, 310, 3010, BLUE), "{height}: the block below the fold");
+        assert_eq!(session.page_value("scrollY"), json!(300), "{height}: the scroll is kept");
+    }
 
     assert_eq!(mapped_windows_of(daemon.pid), Vec::<String>::new(), "a window was mapped on screen");
 }

@@ -182,11 +182,37 @@ struct Geometry {
     device_pixel_ratio: f64,
     scroll_x: f64,
     scroll_y: f64,
+    document_width: f64,
+    document_height: f64,
 }
 
-/// Measures the viewport and its scroll (in the isolated world: page scripts cannot lie).
+impl Geometry {
+    /// The viewport, in document CSS px.
+    fn viewport(&self) -> CssRect {
+        CssRect { x: self.scroll_x, y: self.scroll_y, width: self.width, height: self.height }
+    }
+
+    /// The whole document, in CSS px.
+    fn document(&self) -> CssRect {
+        CssRect { x: 0.0, y: 0.0, width: self.document_width.max(self.width), height: self.document_height.max(self.height) }
+    }
+
+    /// Whether WebKit captures the whole document in one snapshot (at most 32,767 device px
+    /// each way).
+    fn document_fits_one_snapshot(&self) -> bool {
+        let document = self.document();
+        document.width * self.device_pixel_ratio <= WEBKIT_SNAPSHOT_MAX_PX
+            && document.height * self.device_pixel_ratio <= WEBKIT_SNAPSHOT_MAX_PX
+    }
+}
+
+/// The largest side of a WebKit snapshot, in device px (measured: 32,768 fails).
+const WEBKIT_SNAPSHOT_MAX_PX: f64 = 32_767.0;
+
+/// Measures the viewport, its scroll and the document (in the isolated world: page scripts
+/// cannot lie).
 async fn geometry(context: &ToolContext) -> Result<Geometry> {
-    let body = "return { width: innerWidth, height: innerHeight, device_pixel_ratio: devicePixelRatio || 1, scroll_x: scrollX, scroll_y: scrollY };";
+    let body = "const root = document.documentElement; return { width: innerWidth, height: innerHeight, device_pixel_ratio: devicePixelRatio || 1, scroll_x: scrollX, scroll_y: scrollY, document_width: root ? root.scrollWidth : 0, document_height: root ? root.scrollHeight : 0 };";
     let measured: serde_json::Value = context.ask(TabRequest::Evaluate { body: body.into() }).await?;
     serde_json::from_value(measured)
         .map_err(|error| Error::new(ErrorCode::ScriptError, format!("the page's geometry is unreadable: {error}")))
@@ -240,18 +266,61 @@ fn subject(input: &ScreenshotInput) -> Result<Subject> {
     }
 }
 
-/// The capture that shows `region` (document CSS px), and where its pixel (0, 0) lies in
-/// the document: the viewport when the region lies within it, else the whole document.
-fn capture_for(region: CssRect, at: &Geometry) -> (Capture, f64, f64) {
-    let inside = region.x >= at.scroll_x - 0.5
-        && region.y >= at.scroll_y - 0.5
-        && region.x + region.width <= at.scroll_x + at.width + 0.5
-        && region.y + region.height <= at.scroll_y + at.height + 0.5;
-    if inside {
-        (Capture::VIEWPORT, at.scroll_x, at.scroll_y)
-    } else {
-        (Capture::DOCUMENT, 0.0, 0.0)
+/// A frame showing `region` (document CSS px), and where its pixel (0, 0) lies in the
+/// document: the viewport when it holds the region; else the whole document when WebKit
+/// captures it in one snapshot; else the region in tiles, scrolling the page to each and
+/// back (`position: fixed` elements then show in every tile).
+async fn capture_region(context: &ToolContext, region: CssRect, at: &Geometry, transparent: bool) -> Result<(Frame, (f64, f64))> {
+    let viewport = at.viewport();
+    let inside = region.x >= viewport.x - 0.5
+        && region.y >= viewport.y - 0.5
+        && region.x + region.width <= viewport.x + viewport.width + 0.5
+        && region.y + region.height <= viewport.y + viewport.height + 0.5;
+    if inside || at.document_fits_one_snapshot() {
+        let frame: Frame = context.ask(TabRequest::Screenshot(Capture { whole_document: !inside, transparent })).await?;
+        let origin = if inside { (viewport.x, viewport.y) } else { (0.0, 0.0) };
+        return Ok((frame, origin));
     }
+    Ok((tiles(context, region, at, transparent).await?, (region.x, region.y)))
+}
+
+/// `region` put together from captures of the viewport scrolled over it; the scroll
+/// position is restored afterwards.
+async fn tiles(context: &ToolContext, region: CssRect, at: &Geometry, transparent: bool) -> Result<Frame> {
+    let ratio = at.device_pixel_ratio;
+    let pixels = |css: f64| (css * ratio).round().max(1.0) as u32;
+    let background = if transparent { [0, 0, 0, 0] } else { [255, 255, 255, 255] };
+    let mut canvas = Frame::filled(pixels(region.width), pixels(region.height), background);
+    let mut top = region.y;
+    while top < region.y + region.height {
+        let mut left = region.x;
+        while left < region.x + region.width {
+            let (scroll_x, scroll_y) = scroll_to(context, left, top).await?;
+            let tile: Frame = context.ask(TabRequest::Screenshot(Capture { whole_document: false, transparent })).await?;
+            let shown = CssRect { x: scroll_x, y: scroll_y, width: tile.width as f64 / ratio, height: tile.height as f64 / ratio };
+            if let Some(part) = intersect(shown, region) {
+                let (x, y) = (((part.x - scroll_x) * ratio).round() as u32, ((part.y - scroll_y) * ratio).round() as u32);
+                let piece = imaging::crop(&tile, PixelRect { x, y, width: pixels(part.width), height: pixels(part.height) })?;
+                let (at_x, at_y) = (((part.x - region.x) * ratio).round() as u32, ((part.y - region.y) * ratio).round() as u32);
+                imaging::paste(&mut canvas, &piece, at_x, at_y);
+            }
+            left += at.width.max(1.0);
+        }
+        top += at.height.max(1.0);
+    }
+    scroll_to(context, at.scroll_x, at.scroll_y).await?;
+    Ok(canvas)
+}
+
+/// Scrolls the page to (x, y) and waits until it has painted there; answers where it is
+/// (the page clamps a scroll past its end).
+async fn scroll_to(context: &ToolContext, x: f64, y: f64) -> Result<(f64, f64)> {
+    let body = format!(
+        "scrollTo({x}, {y}); await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))); return [scrollX, scrollY];"
+    );
+    let (scroll_x, scroll_y): (f64, f64) = serde_json::from_value(context.ask(TabRequest::Evaluate { body }).await?)
+        .map_err(|error| Error::new(ErrorCode::ScriptError, format!("the page's scroll position is unreadable: {error}")))?;
+    Ok((scroll_x, scroll_y))
 }
 
 async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<ScreenshotOutput> {
@@ -276,44 +345,26 @@ async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<Scr
     };
     let at = geometry(context).await?;
     let transparent = input.omit_background;
-    let viewport = CssRect { x: at.scroll_x, y: at.scroll_y, width: at.width, height: at.height };
-    let (frame, region, origin, truncated) = match subject {
-        Subject::Viewport => {
-            let frame: Frame = context.ask(TabRequest::Screenshot(Capture { whole_document: false, transparent })).await?;
-            (frame, viewport, (at.scroll_x, at.scroll_y), false)
+    let max = SCREENSHOT_MAX_SIDE as f64;
+    let region = match (&subject, element_box) {
+        (Subject::Viewport, _) => at.viewport(),
+        (Subject::FullPage, _) => at.document(),
+        (_, Some((x, y, width, height))) => {
+            let element = CssRect { x: x + at.scroll_x, y: y + at.scroll_y, width, height };
+            intersect(element, at.document()).unwrap_or(element)
         }
-        Subject::FullPage => {
-            let frame: Frame = context.ask(TabRequest::Screenshot(Capture { whole_document: true, transparent })).await?;
-            let ratio = at.device_pixel_ratio;
-            let (width, height) = (frame.width as f64 / ratio, frame.height as f64 / ratio);
-            let max = SCREENSHOT_MAX_SIDE as f64;
-            let region = CssRect { x: 0.0, y: 0.0, width: width.min(max), height: height.min(max) };
-            (frame, region, (0.0, 0.0), width > max || height > max)
-        }
-        Subject::Element(..) | Subject::Clip(_) => {
-            let asked = match element_box {
-                Some((x, y, width, height)) => CssRect { x: x + at.scroll_x, y: y + at.scroll_y, width, height },
-                None => match subject {
-                    Subject::Clip(clip) => clip,
-                    _ => unreachable!("an element has its box"),
-                },
-            };
-            let (capture, origin_x, origin_y) = capture_for(asked, &at);
-            let frame: Frame = context.ask(TabRequest::Screenshot(Capture { transparent, ..capture })).await?;
-            let ratio = at.device_pixel_ratio;
-            let captured = CssRect { x: origin_x, y: origin_y, width: frame.width as f64 / ratio, height: frame.height as f64 / ratio };
-            let Some(region) = intersect(asked, captured) else {
-                return Err(Error::bad_request(format!(
-                    "clip: the rectangle lies outside the document ({:.0}x{:.0} CSS px)",
-                    captured.width, captured.height
-                )));
-            };
-            let max = SCREENSHOT_MAX_SIDE as f64;
-            let truncated = region.width > max || region.height > max;
-            let region = CssRect { width: region.width.min(max), height: region.height.min(max), ..region };
-            (frame, region, (origin_x, origin_y), truncated)
-        }
+        (Subject::Clip(clip), None) => intersect(*clip, at.document()).ok_or_else(|| {
+            let document = at.document();
+            Error::bad_request(format!(
+                "clip: the rectangle lies outside the document ({:.0}x{:.0} CSS px)",
+                document.width, document.height
+            ))
+        })?,
+        (Subject::Element(..), None) => unreachable!("an element has its box"),
     };
+    let truncated = region.width > max || region.height > max;
+    let region = CssRect { width: region.width.min(max), height: region.height.min(max), ..region };
+    let (frame, origin) = capture_region(context, region, &at, transparent).await?;
     let marked = if input.marks { Some(marks::elements(context, (at.scroll_x, at.scroll_y)).await?) } else { None };
     let plan = Plan {
         region,
@@ -438,12 +489,21 @@ mod tests {
     }
 
     #[test]
-    fn the_viewport_is_captured_when_it_holds_the_region() {
-        let at = Geometry { width: 800.0, height: 600.0, device_pixel_ratio: 1.0, scroll_x: 0.0, scroll_y: 1000.0 };
-        let inside = CssRect { x: 10.0, y: 1100.0, width: 50.0, height: 50.0 };
-        assert_eq!(capture_for(inside, &at), (Capture::VIEWPORT, 0.0, 1000.0));
-        let below = CssRect { x: 10.0, y: 1590.0, width: 50.0, height: 50.0 };
-        assert_eq!(capture_for(below, &at), (Capture::DOCUMENT, 0.0, 0.0));
+    fn the_document_fits_one_snapshot_up_to_webkits_limit() {
+        let at = |height: f64, ratio: f64| Geometry {
+            width: 800.0,
+            height: 600.0,
+            device_pixel_ratio: ratio,
+            scroll_x: 0.0,
+            scroll_y: 1000.0,
+            document_width: 800.0,
+            document_height: height,
+        };
+        assert!(at(32_767.0, 1.0).document_fits_one_snapshot());
+        assert!(!at(32_768.0, 1.0).document_fits_one_snapshot());
+        assert!(!at(20_000.0, 2.0).document_fits_one_snapshot(), "device pixels count");
+        assert_eq!(at(100.0, 1.0).document(), CssRect { x: 0.0, y: 0.0, width: 800.0, height: 600.0 }, "at least the viewport");
+        assert_eq!(at(5000.0, 1.0).viewport(), CssRect { x: 0.0, y: 1000.0, width: 800.0, height: 600.0 });
     }
 
     #[test]

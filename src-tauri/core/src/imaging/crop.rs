@@ -77,6 +77,22 @@ pub fn crop(frame: &Frame, rect: PixelRect) -> Result<Frame> {
     Ok(Frame { width: kept.width, height: kept.height, rgba })
 }
 
+/// Copies `tile` into `canvas` with its top-left corner at (x, y); what falls outside the
+/// canvas is left out. Tiled captures of a document too large for one are put together so.
+pub fn paste(canvas: &mut Frame, tile: &Frame, x: u32, y: u32) {
+    let whole = PixelRect { x: 0, y: 0, width: canvas.width, height: canvas.height };
+    let kept = whole.intersection(&PixelRect { x, y, width: tile.width, height: tile.height });
+    if kept.is_empty() || tile.check().is_err() || canvas.check().is_err() {
+        return;
+    }
+    let row_bytes = kept.width as usize * 4;
+    for row in kept.y..kept.bottom() {
+        let from = tile.offset(kept.x - x, row - y);
+        let to = canvas.offset(kept.x, row);
+        canvas.rgba[to..to + row_bytes].copy_from_slice(&tile.rgba[from..from + row_bytes]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,6 +106,20 @@ mod tests {
             }
         }
         frame
+    }
+
+    #[test]
+    fn pasted_tiles_rebuild_the_frame_and_what_overhangs_is_left_out() {
+        let frame = coordinates(40, 30);
+        let mut canvas = Frame::filled(40, 30, [0, 0, 0, 0]);
+        for (x, y) in [(0, 0), (16, 0), (32, 0), (0, 16), (16, 16), (32, 16)] {
+            let tile = crop(&frame, PixelRect { x, y, width: 16, height: 16 }).unwrap();
+            paste(&mut canvas, &tile, x, y);
+        }
+        assert_eq!(canvas, frame);
+        let mut small = Frame::filled(10, 10, [0, 0, 0, 0]);
+        paste(&mut small, &frame, 5, 5);
+        assert_eq!((small.pixel(5, 5), small.pixel(9, 9), small.pixel(4, 4)), ([0, 0, 7, 255], [4, 4, 7, 255], [0, 0, 0, 0]));
     }
 
     #[test]

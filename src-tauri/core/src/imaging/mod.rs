@@ -51,7 +51,7 @@ mod figures;
 #[cfg(test)]
 mod samples;
 
-pub use crop::{crop, PixelRect};
+pub use crop::{crop, paste, PixelRect};
 pub use encode::{encode, Format};
 pub use fit::{fit, FitLimits};
 pub use marks::{draw_marks, Mark};
