@@ -45,6 +45,7 @@ mod fit;
 mod font;
 mod marks;
 mod png_writer;
+mod split_png;
 
 #[cfg(test)]
 mod figures;

@@ -41,13 +41,15 @@ pub(super) const THOROUGH: PngSettings = PngSettings { rgb: true, deflate: Defla
 pub(super) const THOROUGH_BELOW_BYTES: usize = 32 * 1024;
 
 /// A frame as PNG, as the module's figures chose: [`FAST`], then [`THOROUGH`] when the
-/// first try is below [`THOROUGH_BELOW_BYTES`], whichever is smaller.
+/// first try is below [`THOROUGH_BELOW_BYTES`] (on two cores, see `split_png.rs`, unless
+/// the frame has a palette), whichever is smaller.
 pub(super) fn encode(frame: &Frame) -> Result<Vec<u8>> {
     let first = encode_with(frame, FAST)?;
     if first.len() >= THOROUGH_BELOW_BYTES {
         return Ok(first);
     }
-    let second = encode_with(frame, THOROUGH)?;
+    // A palette image (colour type 3 in IHDR) is small work; RGB and RGBA go to both cores.
+    let second = if first.get(25) == Some(&3) { encode_with(frame, THOROUGH)? } else { super::split_png::encode(frame)? };
     Ok(if second.len() < first.len() { second } else { first })
 }
 
@@ -204,7 +206,7 @@ mod tests {
         let frame = super::super::samples::page(400, 300);
         let chosen = encode(&frame).unwrap();
         let fast = encode_with(&frame, FAST).unwrap();
-        let thorough = encode_with(&frame, THOROUGH).unwrap();
+        let thorough = super::super::split_png::encode(&frame).unwrap();
         assert!(fast.len() < THOROUGH_BELOW_BYTES, "a small page gets the second try");
         assert_eq!(chosen.len(), fast.len().min(thorough.len()));
         assert_eq!(decoded(&chosen).into_raw(), frame.rgba);
