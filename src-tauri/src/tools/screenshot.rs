@@ -343,8 +343,16 @@ async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<Scr
         }
         _ => None,
     };
-    let at = geometry(context).await?;
     let transparent = input.omit_background;
+    // The viewport needs no measuring first: its capture and the page's geometry are asked
+    // at once (they overlap on the engine's side).
+    let (at, viewport_frame) = if subject == Subject::Viewport {
+        let capture = context.ask::<Frame>(TabRequest::Screenshot(Capture { whole_document: false, transparent }));
+        let (at, frame) = tokio::join!(geometry(context), capture);
+        (at?, Some(frame?))
+    } else {
+        (geometry(context).await?, None)
+    };
     let max = SCREENSHOT_MAX_SIDE as f64;
     let region = match (&subject, element_box) {
         (Subject::Viewport, _) => at.viewport(),
@@ -364,7 +372,10 @@ async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<Scr
     };
     let truncated = region.width > max || region.height > max;
     let region = CssRect { width: region.width.min(max), height: region.height.min(max), ..region };
-    let (frame, origin) = capture_region(context, region, &at, transparent).await?;
+    let (frame, origin) = match viewport_frame {
+        Some(frame) => (frame, (at.scroll_x, at.scroll_y)),
+        None => capture_region(context, region, &at, transparent).await?,
+    };
     let marked = if input.marks { Some(marks::elements(context, (at.scroll_x, at.scroll_y)).await?) } else { None };
     let plan = Plan {
         region,
