@@ -368,7 +368,7 @@ async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<Scr
                 document.width, document.height
             ))
         })?,
-        (Subject::Element(..), None) => unreachable!("an element has its box"),
+        (Subject::Element(..), None) => return Err(Error::internal("the element's box went missing")),
     };
     let truncated = region.width > max || region.height > max;
     let region = CssRect { width: region.width.min(max), height: region.height.min(max), ..region };
