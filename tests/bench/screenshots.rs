@@ -4,9 +4,10 @@
 //! image's bytes for a viewport PNG, a viewport JPEG, a full page and an element, on the
 //! shared bench pages, with the goals.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::harness::*;
+use crate::median_p95;
 
 /// Runs the client script with `malo mcp` on `daemon`'s data directory (so it uses that
 /// daemon) and prints one table row a figure: medians, sizes and the goals met.
@@ -52,4 +53,35 @@ pub(crate) fn screenshots(daemon: &Daemon, fixtures: &Fixtures) {
     if !run.success {
         println!("(the client failed: {})", run.output.lines().last().unwrap_or(""));
     }
+    over_http(daemon, fixtures);
+}
+
+/// The same screenshots over the HTTP API, without MCP, and a light observe for the cost
+/// of a round trip through the engine: where an MCP call's time goes.
+fn over_http(daemon: &Daemon, fixtures: &Fixtures) {
+    let session = daemon.lease("bench-http").session_sized(1280, 720);
+    println!();
+    println!("{:<44} {:>9} {:>9} {:>6}", "over HTTP (no MCP)", "median ms", "p95 ms", "n");
+    for page in ["form", "large"] {
+        session.navigate(&fixtures.url(&format!("/b/{page}.html")));
+        let rows = [
+            ("observe light (one engine round trip)", "observe", json!({ "max_chars": 0 })),
+            ("screenshot viewport PNG", "screenshot", json!({})),
+            ("screenshot viewport PNG to a file", "screenshot", json!({ "path": "bench.png" })),
+            ("screenshot viewport JPEG q90", "screenshot", json!({ "format": "jpeg", "quality": 90 })),
+        ];
+        for (label, tool, input) in rows {
+            let mut samples = Vec::new();
+            for rep in 0..17 {
+                let begun = std::time::Instant::now();
+                session.ok(tool, input.clone());
+                if rep >= 2 {
+                    samples.push(begun.elapsed());
+                }
+            }
+            let (median, p95) = median_p95(&samples);
+            println!("{:<44} {median:>9.1} {p95:>9.1} {:>6}", format!("{label} ({page})"), samples.len());
+        }
+    }
+    session.close();
 }
