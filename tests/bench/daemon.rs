@@ -424,15 +424,8 @@ fn cdp(lease: &Lease, fixtures: &Fixtures) {
     let ws_url = endpoint["ws_url"].as_str().unwrap().to_string();
     let base = fixtures.url("");
     let run = run_client("bench-cdp.mjs", &[&ws_url, base.trim_end_matches('/'), "20"]);
-    let lines: Vec<Value> = run.output.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()).collect();
+    let (lines, figures) = run.figures();
     println!("{:<32} {:>14} {:>14} {:>14} {:>14}", "puppeteer-core 25.16.0", "malo median", "malo p95", "chromium med.", "chromium p95");
-    let figures: Vec<String> =
-        lines.iter().filter_map(|line| line["figure"].as_str().map(str::to_string)).fold(Vec::new(), |mut names, name| {
-            if !names.contains(&name) {
-                names.push(name);
-            }
-            names
-        });
     for name in figures {
         let of = |target: &str| {
             lines.iter().find(|line| line["figure"] == name.as_str() && line["target"] == target).cloned().unwrap_or(Value::Null)

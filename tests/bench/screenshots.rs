@@ -15,17 +15,9 @@ pub(crate) fn screenshots(daemon: &Daemon, fixtures: &Fixtures) {
     let binary = malo_binary().display().to_string();
     let data_dir = daemon.data_dir.display().to_string();
     let run = run_client("bench-screenshots.mjs", &[&binary, &data_dir, &fixtures.url("/b"), "15"]);
-    let lines: Vec<Value> = run.output.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()).collect();
+    let (lines, figures) = run.figures();
+    let figures: Vec<String> = figures.into_iter().filter(|name| name != "error").collect();
     println!("{:<24} {:>9} {:>9} {:>10} {:>10}  goals", "screenshot (MCP call)", "malo ms", "malo KiB", "PW MCP ms", "PW MCP KiB");
-    let figures: Vec<String> = lines
-        .iter()
-        .filter_map(|line| line["figure"].as_str().filter(|name| *name != "error").map(str::to_string))
-        .fold(Vec::new(), |mut names, name| {
-            if !names.contains(&name) {
-                names.push(name);
-            }
-            names
-        });
     for name in figures {
         let of = |target: &str| {
             lines.iter().find(|line| line["figure"] == name.as_str() && line["target"] == target).cloned().unwrap_or(Value::Null)

@@ -242,18 +242,7 @@ fn the_cli_writes_the_pdf_where_it_is_told() {
     let daemon = Daemon::start();
     let fixtures = Fixtures::start();
     let out = TempDir::new("pdf-cli");
-    let cli = |args: &[&str]| {
-        let output = Command::new(malo_binary())
-            .args(args)
-            .arg("--data-dir")
-            .arg(&daemon.data_dir)
-            .current_dir(&out.0)
-            .env("DISPLAY", display())
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "malo {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-        serde_json::from_slice::<Value>(&output.stdout).unwrap()
-    };
+    let cli = |args: &[&str]| daemon.cli_in(&out.0, args);
     cli(&["session", "new"]);
     cli(&["navigate", "--url", &fixtures.url("/f/print3.html")]);
     let answer = cli(&["pdf", "-o", "page.pdf", "--page-ranges", "1-2"]);

@@ -271,18 +271,7 @@ fn the_cli_writes_a_screenshot_where_it_is_told() {
     let daemon = Daemon::start();
     let fixtures = Fixtures::start();
     let out = TempDir::new("screenshot-cli");
-    let cli = |args: &[&str]| {
-        let output = std::process::Command::new(malo_binary())
-            .args(args)
-            .arg("--data-dir")
-            .arg(&daemon.data_dir)
-            .current_dir(&out.0)
-            .env("DISPLAY", display())
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "malo {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-        serde_json::from_slice::<Value>(&output.stdout).unwrap()
-    };
+    let cli = |args: &[&str]| daemon.cli_in(&out.0, args);
     cli(&["session", "new", "--width", "800", "--height", "600"]);
     cli(&["navigate", "--url", &fixtures.url("/f/shots.html")]);
     let answer = cli(&["screenshot", "--full-page", "-o", "page.png"]);

@@ -53,6 +53,19 @@ pub struct ClientRun {
 }
 
 impl ClientRun {
+    /// The JSON lines a benchmark script printed (`{"figure", "target", ...}`), and the
+    /// names of their figures in the order first seen.
+    pub fn figures(&self) -> (Vec<Value>, Vec<String>) {
+        let lines: Vec<Value> = self.output.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()).collect();
+        let mut names: Vec<String> = Vec::new();
+        for name in lines.iter().filter_map(|line| line["figure"].as_str()) {
+            if !names.iter().any(|known| known == name) {
+                names.push(name.to_string());
+            }
+        }
+        (lines, names)
+    }
+
     /// Asserts that every named check was reported and passed.
     pub fn assert_passed(&self, names: &[&str]) {
         for name in names {

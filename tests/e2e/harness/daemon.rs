@@ -82,6 +82,21 @@ pub struct Daemon {
 }
 
 impl Daemon {
+    /// Runs the CLI on this daemon's data directory, from `dir`, and answers the JSON it
+    /// printed (asserting it succeeded).
+    pub fn cli_in(&self, dir: &Path, args: &[&str]) -> Value {
+        let output = Command::new(malo_binary())
+            .args(args)
+            .arg("--data-dir")
+            .arg(&self.data_dir)
+            .current_dir(dir)
+            .env("DISPLAY", display())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "malo {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()
+    }
+
     pub fn start() -> Daemon {
         Daemon::start_with(DaemonOptions::default())
     }
