@@ -17,35 +17,12 @@ use crate::engine::{Capture, Frame, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::imaging::{self, FitLimits, Format, PixelRect};
 
-/// The picture's file format.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum ImageFormat {
-    /// Lossless (default).
-    #[default]
-    Png,
-    /// Lossy, small; no transparency.
-    Jpeg,
-    /// Lossy, smaller than JPEG at the same quality.
-    Webp,
-}
-
-impl ImageFormat {
-    fn format(self) -> Format {
-        match self {
-            ImageFormat::Png => Format::Png,
-            ImageFormat::Jpeg => Format::Jpeg,
-            ImageFormat::Webp => Format::Webp,
-        }
-    }
-
-    /// The file name endings of the format.
-    fn extensions(self) -> &'static [&'static str] {
-        match self {
-            ImageFormat::Png => &["png"],
-            ImageFormat::Jpeg => &["jpg", "jpeg"],
-            ImageFormat::Webp => &["webp"],
-        }
+/// The file name endings a picture of `format` may be saved under.
+fn extensions(format: Format) -> &'static [&'static str] {
+    match format {
+        Format::Png => &["png"],
+        Format::Jpeg => &["jpg", "jpeg"],
+        Format::Webp => &["webp"],
     }
 }
 
@@ -98,7 +75,7 @@ pub(crate) struct ScreenshotInput {
     pub(crate) clip: Option<CssRect>,
     /// `png` (default), `jpeg` or `webp`.
     #[serde(default)]
-    pub(crate) format: ImageFormat,
+    pub(crate) format: Format,
     /// JPEG and WebP quality, 1-100 (default 80).
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
@@ -236,7 +213,7 @@ fn subject(input: &ScreenshotInput) -> Result<Subject> {
     if input.frame_selector.is_some() && input.selector.is_none() {
         return Err(Error::bad_request("frame_selector goes with selector (a ref already knows its frame)"));
     }
-    if input.quality.is_some() && input.format == ImageFormat::Png {
+    if input.quality.is_some() && input.format == Format::Png {
         return Err(Error::bad_request("quality goes with format jpeg or webp (png is lossless)"));
     }
     if let Some(quality) = input.quality {
@@ -247,7 +224,7 @@ fn subject(input: &ScreenshotInput) -> Result<Subject> {
             return Err(Error::bad_request(format!("{field} must be at least 1")));
         }
     }
-    if input.omit_background && input.format == ImageFormat::Jpeg {
+    if input.omit_background && input.format == Format::Jpeg {
         return Err(Error::bad_request("omit_background goes with png or webp (jpeg has no transparency)"));
     }
     match (input.full_page, element.is_given(), input.clip) {
@@ -325,7 +302,7 @@ async fn scroll_to(context: &ToolContext, x: f64, y: f64) -> Result<(f64, f64)> 
 
 async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<ScreenshotOutput> {
     let subject = subject(&input)?;
-    let extensions = input.format.extensions();
+    let extensions = extensions(input.format);
     let path = match &input.path {
         Some(asked) => Some(artifact_path(context, Some(asked), "path", "screenshot", extensions)?),
         None => None,
@@ -381,7 +358,7 @@ async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<Scr
         region,
         origin,
         device_pixel_ratio: at.device_pixel_ratio,
-        format: input.format.format(),
+        format: input.format,
         quality: input.quality.unwrap_or(SCREENSHOT_QUALITY.default),
         limits: FitLimits {
             max_width: input.max_width,
@@ -404,7 +381,7 @@ async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<Scr
         None => (Some(base64::engine::general_purpose::STANDARD.encode(&picture.bytes)), None),
     };
     Ok(ScreenshotOutput {
-        mime_type: input.format.format().mime_type().into(),
+        mime_type: input.format.mime_type().into(),
         width: picture.width,
         height: picture.height,
         bytes,
