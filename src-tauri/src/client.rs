@@ -11,6 +11,10 @@ use serde_json::Value;
 use crate::broker::instance::{read_broker_file, BrokerInfo};
 use crate::error::{Error, ErrorCode, Result};
 
+/// The largest answer read (a full-page screenshot of 16,384 px at device scale, in
+/// base64, is well below it).
+const ANSWER_MAX_BYTES: u64 = 1 << 30;
+
 /// A client of one endpoint (the broker or a lease).
 #[derive(Clone)]
 pub struct ApiClient {
@@ -52,10 +56,14 @@ impl ApiClient {
             (_, None) => self.with_headers(self.agent.post(&url)).send_empty().map_err(unreachable)?,
         };
         let status = response.status().as_u16();
-        let value: Value = response.body_mut().read_json().unwrap_or(Value::Null);
+        // Read whole, then parsed: ureq's `read_json` parses bodies above a third of its
+        // 10 MB limit a byte at a time and refuses those above it (a tall screenshot).
+        let body = response.body_mut().with_config().limit(ANSWER_MAX_BYTES).read_to_vec();
+        let value: Option<Value> = body.ok().and_then(|bytes| serde_json::from_slice(&bytes).ok());
         if (200..300).contains(&status) {
-            return Ok(value);
+            return value.ok_or_else(|| Error::internal(format!("the malo daemon's answer to {path} is not JSON")));
         }
+        let value = value.unwrap_or(Value::Null);
         let error = &value["error"];
         let code = error["code"].as_str().and_then(ErrorCode::from_wire).unwrap_or(ErrorCode::Internal);
         let message = error["message"].as_str().unwrap_or("the daemon answered with an error");

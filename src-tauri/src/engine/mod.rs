@@ -146,13 +146,16 @@ pub struct Capture {
     pub whole_document: bool,
     /// Leave what the page does not paint transparent (else the view's white background).
     pub transparent: bool,
+    /// Only this part of the picture, in its device pixels (clamped to it): what lies
+    /// outside is never converted or copied (an element of a tall document).
+    pub part: Option<malo_core::imaging::PixelRect>,
 }
 
 impl Capture {
     /// Exactly the viewport, on the view's background.
-    pub const VIEWPORT: Capture = Capture { whole_document: false, transparent: false };
+    pub const VIEWPORT: Capture = Capture { whole_document: false, transparent: false, part: None };
     /// The whole document, on the view's background.
-    pub const DOCUMENT: Capture = Capture { whole_document: true, transparent: false };
+    pub const DOCUMENT: Capture = Capture { whole_document: true, transparent: false, part: None };
 }
 
 /// Directions of the session history.

@@ -254,8 +254,20 @@ async fn capture_region(context: &ToolContext, region: CssRect, at: &Geometry, t
         && region.x + region.width <= viewport.x + viewport.width + 0.5
         && region.y + region.height <= viewport.y + viewport.height + 0.5;
     if inside || at.document_fits_one_snapshot() {
-        let frame: Frame = context.ask(TabRequest::Screenshot(Capture { whole_document: !inside, transparent })).await?;
-        let origin = if inside { (viewport.x, viewport.y) } else { (0.0, 0.0) };
+        // Only the region's pixels are converted (a tall document's element is a small
+        // part of it); the frame then starts at the region's corner.
+        let captured = if inside { viewport } else { at.document() };
+        let ratio = at.device_pixel_ratio;
+        let device = |css: f64| (css * ratio).round().max(0.0) as u32;
+        let part = PixelRect {
+            x: device(region.x - captured.x),
+            y: device(region.y - captured.y),
+            width: device(region.width).max(1),
+            height: device(region.height).max(1),
+        };
+        let frame: Frame =
+            context.ask(TabRequest::Screenshot(Capture { whole_document: !inside, transparent, part: Some(part) })).await?;
+        let origin = (captured.x + part.x as f64 / ratio, captured.y + part.y as f64 / ratio);
         return Ok((frame, origin));
     }
     Ok((tiles(context, region, at, transparent).await?, (region.x, region.y)))
@@ -273,7 +285,7 @@ async fn tiles(context: &ToolContext, region: CssRect, at: &Geometry, transparen
         let mut left = region.x;
         while left < region.x + region.width {
             let (scroll_x, scroll_y) = scroll_to(context, left, top).await?;
-            let tile: Frame = context.ask(TabRequest::Screenshot(Capture { whole_document: false, transparent })).await?;
+            let tile: Frame = context.ask(TabRequest::Screenshot(Capture { whole_document: false, transparent, part: None })).await?;
             let shown = CssRect { x: scroll_x, y: scroll_y, width: tile.width as f64 / ratio, height: tile.height as f64 / ratio };
             if let Some(part) = intersect(shown, region) {
                 let (x, y) = (((part.x - scroll_x) * ratio).round() as u32, ((part.y - scroll_y) * ratio).round() as u32);
@@ -324,7 +336,7 @@ async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<Scr
     // The viewport needs no measuring first: its capture and the page's geometry are asked
     // at once (they overlap on the engine's side).
     let (at, viewport_frame) = if subject == Subject::Viewport {
-        let capture = context.ask::<Frame>(TabRequest::Screenshot(Capture { whole_document: false, transparent }));
+        let capture = context.ask::<Frame>(TabRequest::Screenshot(Capture { whole_document: false, transparent, part: None }));
         let (at, frame) = tokio::join!(geometry(context), capture);
         (at?, Some(frame?))
     } else {

@@ -1,40 +1,63 @@
-//! The thorough PNG pass on two cores: the filtered rows are cut in parts, each compressed
-//! at zlib level 9 by whichever core is free (each part primed with the 32 KiB before it as
-//! its dictionary, so matches across a seam are still found), and the raw DEFLATE streams
-//! joined into one zlib stream, as pigz does. The output is an
-//! ordinary PNG; what it saves is wall time (the thorough pass costs about 20 ms of CPU on a
-//! form page, in half the time on two cores).
+//! PNG on both cores: the rows are cut in parts, each filtered and compressed by whichever
+//! core is free (each part primed with the 32 KiB of filtered rows before it as its
+//! dictionary, so matches across a seam are still found), and the raw DEFLATE streams
+//! joined into one zlib stream, as pigz does. The output is an ordinary PNG; what it saves
+//! is wall time: the thorough pass of a form page (about 20 ms of CPU) and the first pass
+//! of a tall document (about 90 ms of CPU for 1280x12000) in half the time on two cores.
+
+use std::borrow::Cow;
 
 use flate2::{Compress, Compression, FlushCompress, Status};
 
 use super::Frame;
 use crate::error::{Error, Result};
 
-/// DEFLATE's window: the dictionary the second half starts from.
+/// DEFLATE's window: the dictionary each part after the first starts from.
 const WINDOW: usize = 32 * 1024;
-/// Below this many filtered bytes one thread does it all (threads cost more than they save).
+/// Below this many filtered bytes one thread does it all (threads cost more than they
+/// save).
 const SPLIT_FROM_BYTES: usize = 256 * 1024;
-/// The parts a larger image's rows are compressed in (each starting from the 32 KiB before
-/// it as its dictionary, so little is lost at the seams).
+/// The parts a larger image's rows are cut in (more parts than cores, so that a page whose
+/// content sits in one half still keeps both busy).
 const PARTS: usize = 8;
+/// The Adler-32 modulus.
+const MODULUS: u64 = 65_521;
 
-/// The frame as PNG: 8-bit RGB when it is opaque, else RGBA; rows filtered adaptively
-/// (each row the filter whose output has the smallest sum of magnitudes); zlib level 9.
-pub(super) fn encode(frame: &Frame) -> Result<Vec<u8>> {
+/// How a split PNG is written.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SplitSettings {
+    /// zlib level of every part.
+    pub(super) level: u32,
+    /// Whether an opaque frame is written as RGB (else RGBA).
+    pub(super) rgb: bool,
+}
+
+/// The thorough pass: RGB, level 9 (see `png_writer::THOROUGH`).
+pub(super) const THOROUGH: SplitSettings = SplitSettings { level: 9, rgb: true };
+/// The first pass of a large frame: RGBA, level 2 (see `png_writer::FAST`).
+pub(super) const FAST: SplitSettings = SplitSettings { level: 2, rgb: false };
+
+/// The frame as PNG: 8-bit RGB when `settings` say so and it is opaque, else RGBA; rows
+/// filtered adaptively (each row the filter whose output has the smallest sum of
+/// magnitudes); zlib at the settings' level.
+pub(super) fn encode(frame: &Frame, settings: SplitSettings) -> Result<Vec<u8>> {
     frame.check()?;
-    let opaque = frame.is_opaque();
-    let pixels: Vec<u8> =
-        if opaque { frame.rgba.chunks_exact(4).flat_map(|pixel| [pixel[0], pixel[1], pixel[2]]).collect() } else { frame.rgba.clone() };
-    let bytes_per_pixel = if opaque { 3 } else { 4 };
-    let filtered = filter_rows(&pixels, frame.width as usize * bytes_per_pixel, bytes_per_pixel);
-    let compressed = zlib(&filtered)?;
+    let rgb = settings.rgb && frame.is_opaque();
+    let pixels: Cow<[u8]> = if rgb {
+        frame.rgba.chunks_exact(4).flat_map(|pixel| [pixel[0], pixel[1], pixel[2]]).collect::<Vec<u8>>().into()
+    } else {
+        frame.rgba.as_slice().into()
+    };
+    let bytes_per_pixel = if rgb { 3 } else { 4 };
+    let image = Rows { pixels: &pixels, stride: frame.width as usize * bytes_per_pixel, bytes_per_pixel };
+    let compressed = zlib(&image, settings.level)?;
     let mut png = Vec::with_capacity(compressed.len() + 64);
     png.extend_from_slice(b"\x89PNG\r\n\x1a\n");
     let mut header = Vec::with_capacity(13);
     header.extend_from_slice(&frame.width.to_be_bytes());
     header.extend_from_slice(&frame.height.to_be_bytes());
     // Depth 8; colour type 2 (RGB) or 6 (RGBA); deflate; adaptive filtering; no interlace.
-    header.extend_from_slice(&[8, if opaque { 2 } else { 6 }, 0, 0, 0]);
+    header.extend_from_slice(&[8, if rgb { 2 } else { 6 }, 0, 0, 0]);
     chunk(&mut png, b"IHDR", &header);
     chunk(&mut png, b"IDAT", &compressed);
     chunk(&mut png, b"IEND", &[]);
@@ -52,30 +75,44 @@ fn chunk(png: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
     png.extend_from_slice(&crc.sum().to_be_bytes());
 }
 
-/// Each row of `stride` bytes, prefixed by its filter type and filtered by it.
-fn filter_rows(pixels: &[u8], stride: usize, bytes_per_pixel: usize) -> Vec<u8> {
-    let rows = pixels.len() / stride;
-    let mut filtered = Vec::with_capacity(rows * (stride + 1));
-    let zeros = vec![0u8; stride];
-    let mut candidates: [Vec<u8>; 5] = std::array::from_fn(|_| vec![0u8; stride]);
-    for row in 0..rows {
-        let current = &pixels[row * stride..(row + 1) * stride];
-        let above = if row == 0 { &zeros[..] } else { &pixels[(row - 1) * stride..row * stride] };
-        // A row equal to the one above costs nothing as `up`: no need to weigh the others.
-        if row > 0 && current == above {
-            filtered.push(2);
-            filtered.extend(std::iter::repeat_n(0u8, stride));
-            continue;
-        }
-        for (kind, output) in candidates.iter_mut().enumerate() {
-            apply(kind as u8, current, above, bytes_per_pixel, output);
-        }
-        let cost = |output: &Vec<u8>| output.iter().map(|&byte| (byte as i8).unsigned_abs() as u32).sum::<u32>();
-        let best = (0..5).min_by_key(|&kind| cost(&candidates[kind])).unwrap_or(0);
-        filtered.push(best as u8);
-        filtered.extend_from_slice(&candidates[best]);
+/// An image's unfiltered rows.
+struct Rows<'a> {
+    pixels: &'a [u8],
+    /// Bytes per row.
+    stride: usize,
+    bytes_per_pixel: usize,
+}
+
+impl Rows<'_> {
+    fn count(&self) -> usize {
+        self.pixels.len() / self.stride.max(1)
     }
-    filtered
+
+    /// Rows `from..to`, each prefixed by its filter type and filtered by it.
+    fn filtered(&self, from: usize, to: usize) -> Vec<u8> {
+        let stride = self.stride;
+        let mut filtered = Vec::with_capacity((to - from) * (stride + 1));
+        let zeros = vec![0u8; stride];
+        let mut candidates: [Vec<u8>; 5] = std::array::from_fn(|_| vec![0u8; stride]);
+        for row in from..to {
+            let current = &self.pixels[row * stride..(row + 1) * stride];
+            let above = if row == 0 { &zeros[..] } else { &self.pixels[(row - 1) * stride..row * stride] };
+            // A row equal to the one above costs nothing as `up`: no need to weigh the others.
+            if row > 0 && current == above {
+                filtered.push(2);
+                filtered.extend(std::iter::repeat_n(0u8, stride));
+                continue;
+            }
+            for (kind, output) in candidates.iter_mut().enumerate() {
+                apply(kind as u8, current, above, self.bytes_per_pixel, output);
+            }
+            let cost = |output: &Vec<u8>| output.iter().map(|&byte| (byte as i8).unsigned_abs() as u32).sum::<u32>();
+            let best = (0..5).min_by_key(|&kind| cost(&candidates[kind])).unwrap_or(0);
+            filtered.push(best as u8);
+            filtered.extend_from_slice(&candidates[best]);
+        }
+        filtered
+    }
 }
 
 /// PNG filter `kind` (0 none, 1 sub, 2 up, 3 average, 4 Paeth) of one row. Each filter is
@@ -123,24 +160,29 @@ fn paeth(left: u8, up: u8, up_left: u8) -> u8 {
     }
 }
 
-/// `data` as one zlib stream at level 9: cut in [`PARTS`] parts that the machine's cores
-/// (two here) take in turn, so that a page whose content sits in one half still keeps both
-/// busy.
-fn zlib(data: &[u8]) -> Result<Vec<u8>> {
-    let mut stream = vec![0x78, 0xDA];
-    let parts = if data.len() < SPLIT_FROM_BYTES { 1 } else { PARTS };
-    let size = data.len().div_ceil(parts).max(1);
-    let starts: Vec<usize> = (0..parts).map(|part| part * size).filter(|start| *start < data.len().max(1)).collect();
+/// The filtered rows as one zlib stream at `level`: cut in [`PARTS`] parts of rows that the
+/// machine's cores (two here) take in turn, each filtering its rows and compressing them.
+fn zlib(image: &Rows, level: u32) -> Result<Vec<u8>> {
+    let rows = image.count();
+    let parts = if rows * (image.stride + 1) < SPLIT_FROM_BYTES { 1 } else { PARTS.min(rows) };
+    let size = rows.div_ceil(parts.max(1)).max(1);
+    let starts: Vec<usize> = (0..parts).map(|part| part * size).filter(|start| *start < rows.max(1)).collect();
+    // The rows before a part whose filtered bytes fill its dictionary.
+    let context_rows = WINDOW.div_ceil(image.stride + 1);
     let workers = std::thread::available_parallelism().map_or(1, |cores| cores.get()).min(starts.len());
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let done: std::sync::Mutex<Vec<Option<Result<Vec<u8>>>>> = std::sync::Mutex::new(starts.iter().map(|_| None).collect());
+    type Part = Result<(Vec<u8>, u32, usize)>;
+    let done: std::sync::Mutex<Vec<Option<Part>>> = std::sync::Mutex::new(starts.iter().map(|_| None).collect());
     let work = || loop {
         let part = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let Some(&start) = starts.get(part) else { break };
-        let end = (start + size).min(data.len());
-        let dictionary = (start > 0).then(|| &data[start.saturating_sub(WINDOW)..start]);
-        let flush = if end == data.len() { FlushCompress::Finish } else { FlushCompress::Sync };
-        let compressed = deflate(&data[start..end], dictionary, flush);
+        let end = (start + size).min(rows);
+        let from = start.saturating_sub(context_rows);
+        let filtered = image.filtered(from, end);
+        let (before, data) = filtered.split_at((start - from) * (image.stride + 1));
+        let dictionary = (start > 0).then(|| &before[before.len().saturating_sub(WINDOW)..]);
+        let flush = if end == rows { FlushCompress::Finish } else { FlushCompress::Sync };
+        let compressed = deflate(data, dictionary, level, flush).map(|bytes| (bytes, adler32(data), data.len()));
         done.lock().expect("parts poisoned")[part] = Some(compressed);
     };
     std::thread::scope(|scope| {
@@ -149,18 +191,22 @@ fn zlib(data: &[u8]) -> Result<Vec<u8>> {
         }
         work();
     });
+    let mut stream = vec![0x78, if level >= 7 { 0xDA } else { 0x5E }];
+    let mut checksum = 1;
     for part in done.into_inner().expect("parts poisoned") {
-        stream.extend(part.ok_or_else(|| Error::internal("a PNG compression thread stopped"))??);
+        let (compressed, part_checksum, length) = part.ok_or_else(|| Error::internal("a PNG compression thread stopped"))??;
+        stream.extend(compressed);
+        checksum = adler32_combine(checksum, part_checksum, length);
     }
-    stream.extend_from_slice(&adler32(data).to_be_bytes());
+    stream.extend_from_slice(&checksum.to_be_bytes());
     Ok(stream)
 }
 
-/// Raw DEFLATE of `data` at level 9 (no zlib header), starting from `dictionary`; ends with
+/// Raw DEFLATE of `data` at `level` (no zlib header), starting from `dictionary`; ends with
 /// `flush`: `Sync` leaves the stream open at a byte boundary for another part to follow.
-fn deflate(data: &[u8], dictionary: Option<&[u8]>, flush: FlushCompress) -> Result<Vec<u8>> {
+fn deflate(data: &[u8], dictionary: Option<&[u8]>, level: u32, flush: FlushCompress) -> Result<Vec<u8>> {
     let failed = |error: flate2::CompressError| Error::internal(format!("PNG compression failed: {error}"));
-    let mut compressor = Compress::new(Compression::new(9), false);
+    let mut compressor = Compress::new(Compression::new(level), false);
     if let Some(dictionary) = dictionary {
         compressor.set_dictionary(dictionary).map_err(failed)?;
     }
@@ -180,7 +226,6 @@ fn deflate(data: &[u8], dictionary: Option<&[u8]>, flush: FlushCompress) -> Resu
 
 /// The Adler-32 checksum zlib ends a stream with.
 fn adler32(data: &[u8]) -> u32 {
-    const MODULUS: u32 = 65_521;
     // 5552 bytes is the most that can be summed before the sums must be reduced.
     let (mut low, mut high) = (1u32, 0u32);
     for block in data.chunks(5552) {
@@ -188,10 +233,21 @@ fn adler32(data: &[u8]) -> u32 {
             low += byte as u32;
             high += low;
         }
-        low %= MODULUS;
-        high %= MODULUS;
+        low %= MODULUS as u32;
+        high %= MODULUS as u32;
     }
     (high << 16) | low
+}
+
+/// The Adler-32 of `a` followed by `b`, from each one's (`b` being `length` bytes long).
+fn adler32_combine(first: u32, second: u32, length: usize) -> u32 {
+    let (first_low, first_high) = ((first & 0xFFFF) as u64, (first >> 16) as u64);
+    let (second_low, second_high) = ((second & 0xFFFF) as u64, (second >> 16) as u64);
+    let length = length as u64 % MODULUS;
+    // Each byte of `b` adds `a`'s sum (less its starting 1) once more to the high sum.
+    let low = (first_low + second_low + MODULUS - 1) % MODULUS;
+    let high = (first_high + second_high + length * first_low + MODULUS - length) % MODULUS;
+    ((high << 16) | low) as u32
 }
 
 #[cfg(test)]
@@ -206,15 +262,17 @@ mod tests {
     fn split_pngs_read_back_exactly_and_compress_like_one_stream() {
         // Large enough to be split, opaque and translucent.
         let page = super::super::samples::page(640, 400);
-        let png = encode(&page).unwrap();
+        let png = encode(&page, THOROUGH).unwrap();
         assert_eq!(decoded(&png), page.rgba);
         let whole = super::super::png_writer::encode_with(&page, super::super::png_writer::THOROUGH).unwrap();
         assert!(png.len() as f64 <= whole.len() as f64 * 1.03, "split {} B against one stream {} B", png.len(), whole.len());
         let mut translucent = super::super::samples::photo(400, 300);
         translucent.set_pixel(7, 7, [1, 2, 3, 4]);
-        assert_eq!(decoded(&encode(&translucent).unwrap()), translucent.rgba);
+        assert_eq!(decoded(&encode(&translucent, THOROUGH).unwrap()), translucent.rgba);
+        assert_eq!(decoded(&encode(&translucent, FAST).unwrap()), translucent.rgba);
+        assert_eq!(decoded(&encode(&page, FAST).unwrap()), page.rgba, "the fast settings");
         let small = super::super::samples::photo(20, 10);
-        assert_eq!(decoded(&encode(&small).unwrap()), small.rgba, "one stream below the split size");
+        assert_eq!(decoded(&encode(&small, THOROUGH).unwrap()), small.rgba, "one stream below the split size");
     }
 
     #[test]
@@ -228,5 +286,12 @@ mod tests {
             expected.1 = (expected.1 + expected.0) % 65_521;
         }
         assert_eq!(adler32(&long), (expected.1 << 16) | expected.0);
+        for cut in [0, 1, 5552, 77_777, 100_000] {
+            let (first, second) = long.split_at(cut);
+            assert_eq!(adler32_combine(adler32(first), adler32(second), second.len()), adler32(&long), "cut at {cut}");
+        }
+        let mixed: Vec<u8> = (0..70_000u32).map(|index| (index * 31 % 251) as u8).collect();
+        let (first, second) = mixed.split_at(12_345);
+        assert_eq!(adler32_combine(adler32(first), adler32(second), second.len()), adler32(&mixed));
     }
 }
