@@ -292,3 +292,43 @@ fn detach(command: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
     command.process_group(0);
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use super::*;
+
+    /// Serves one HTTP answer with `body` on a free loopback port; answers its base URL.
+    fn serve_once(status: &'static str, body: String) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let base = format!("http://{}", listener.local_addr().expect("an address"));
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().expect("a connection");
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let head = format!("HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", body.len());
+            let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes()));
+        });
+        base
+    }
+
+    #[test]
+    fn answers_larger_than_ten_megabytes_are_read_whole() {
+        let data = "A".repeat(12 * 1024 * 1024);
+        let base = serve_once("200 OK", format!("{{\"data\":\"{data}\"}}"));
+        let answer = ApiClient::new(&base, Vec::new()).call("GET", "/", None).expect("the answer reads");
+        assert_eq!(answer["data"].as_str().map(str::len), Some(data.len()));
+    }
+
+    #[test]
+    fn an_answer_that_is_not_json_is_an_error_and_error_bodies_keep_their_code() {
+        let base = serve_once("200 OK", "not json".into());
+        let error = ApiClient::new(&base, Vec::new()).call("GET", "/x", None).expect_err("not JSON");
+        assert_eq!(error.code, ErrorCode::Internal);
+        let refused = r#"{"ok":false,"error":{"code":"E_BAD_REQUEST","message":"E_BAD_REQUEST: url: missing","details":{}}}"#;
+        let base = serve_once("400 Bad Request", refused.into());
+        let error = ApiClient::new(&base, Vec::new()).call("POST", "/x", Some(&serde_json::json!({}))).expect_err("refused");
+        assert_eq!((error.code, error.message.as_str()), (ErrorCode::BadRequest, "url: missing"));
+    }
+}

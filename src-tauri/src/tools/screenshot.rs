@@ -265,8 +265,7 @@ async fn capture_region(context: &ToolContext, region: CssRect, at: &Geometry, t
             width: device(region.width).max(1),
             height: device(region.height).max(1),
         };
-        let frame: Frame =
-            context.ask(TabRequest::Screenshot(Capture { whole_document: !inside, transparent, part: Some(part) })).await?;
+        let frame: Frame = context.ask(TabRequest::Screenshot(Capture { whole_document: !inside, transparent, part: Some(part) })).await?;
         let origin = (captured.x + part.x as f64 / ratio, captured.y + part.y as f64 / ratio);
         return Ok((frame, origin));
     }
