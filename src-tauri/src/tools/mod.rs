@@ -34,6 +34,7 @@ mod pdf_pages;
 mod pointer;
 mod profiles;
 mod read;
+mod request_lines;
 mod requests;
 mod run_steps;
 mod screenshot;
