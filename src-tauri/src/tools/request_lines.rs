@@ -12,7 +12,7 @@ use crate::events::Paging;
 use crate::network::{RequestRecord, ResponseBody};
 
 /// Characters of a URL a line shows; a longer one keeps its head and tail around `…`.
-pub(crate) const LINE_URL_CHARS: usize = 200;
+pub(super) const LINE_URL_CHARS: usize = 200;
 
 /// The list as text: the paging line, the origin that URLs shown as paths are on, then one
 /// line per request (with `detail`, each followed by its record's other fields, indented,
@@ -55,7 +55,7 @@ fn paging_line(count: usize, paging: &Paging) -> String {
 /// One request on one line: `req-12 GET 200 Fetch 42B 3ms <url>`, then its failure and
 /// the rule that decided it, when there are. The status is `failed` for a request that
 /// failed before one and `pending` while it waits for one; the duration `-` while it runs.
-pub(super) fn line(record: &RequestRecord, url: &str) -> String {
+fn line(record: &RequestRecord, url: &str) -> String {
     let status = match (record.status, record.failed()) {
         (Some(status), _) => status.to_string(),
         (None, true) => "failed".to_string(),
@@ -113,7 +113,7 @@ fn details(record: &RequestRecord) -> String {
 /// `text` of at most `max_chars` characters: a longer one keeps its first two thirds and
 /// its end around `…` (a URL's origin and path, and its last parameters), cut between
 /// characters, never inside one.
-pub(crate) fn shorten_middle(text: &str, max_chars: usize) -> Cow<'_, str> {
+fn shorten_middle(text: &str, max_chars: usize) -> Cow<'_, str> {
     let count = text.chars().count();
     if count <= max_chars {
         return Cow::Borrowed(text);

@@ -50,8 +50,8 @@ pub(crate) struct RequestsInput {
     /// Only network failures and blocked requests (not HTTP error statuses).
     #[serde(default)]
     failed_only: bool,
-    /// Whole records: headers (cookies and authorization redacted), start time, and the
-    /// body as the capture holds it (`headers` is its former name).
+    /// Whole records: headers (cookies and authorization redacted) and the captured body;
+    /// as text also the start and MIME type (`headers` is its former name).
     #[serde(default, alias = "headers")]
     detail: bool,
     /// `json` (default): records; `text`: one line per request, its id to ask for the rest.
@@ -141,7 +141,7 @@ impl RequestEntry {
 pub(super) fn tool() -> Tool {
     Tool::tab(
         "requests",
-        "The tab's request log (500 kept): method, url, resource_type, status, mime_type, sizes, timing, failure (DNS, refused, TLS, blocked), the interception rule that decided it. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). Filters: url_includes, method, status (404, \"404\" or \"4xx\"), resource_type, failed_only. format=text gives one line per request (id, method, status, type, size, duration, URL: as a path on the page's origin, cut in the middle past 200 characters) under a line with the paging; `id` gives one request in full, `detail` every listed one (headers, start time, body). JSON answers {requests, cursor, has_more}.",
+        "The tab's request log (500 kept): method, url, resource_type, status, mime_type, sizes, timing, failure (DNS, refused, TLS, blocked), the interception rule that decided it. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). Filters: url_includes, method, status (404, \"404\" or \"4xx\"), resource_type, failed_only. format=text gives one line per request (id, method, status, type, size, duration, URL: as a path on the page's origin, cut in the middle past 200 characters) under a line with the paging; `id` gives one request whole, `detail` every listed one (headers, body). JSON answers {requests, cursor, has_more}.",
         |context: ToolContext, input: RequestsInput| async move {
             let tab = context.tab()?;
             let detail = input.detail || input.id.is_some();
