@@ -188,7 +188,13 @@ fn tool_command(tool: &ToolDescription) -> Command {
                 .help("Write the file the result holds (the picture, the PDF) here instead of printing it as base64"),
         );
     }
-    with_schema_args(command, &tool.input_schema)
+    // The help says where the CLI's defaults differ from the schema's.
+    let mut schema = tool.input_schema.clone();
+    for (field, value) in tool.presentation.cli_defaults {
+        let said = schema["properties"][*field]["description"].as_str().unwrap_or("").to_string();
+        schema["properties"][*field]["description"] = json!(format!("{said} Here the default is `{value}`."));
+    }
+    with_schema_args(command, &schema)
 }
 
 /// The CLI's own flag of tools whose result holds a file: where to write it.
@@ -228,7 +234,8 @@ fn with_schema_args(mut command: Command, schema: &Value) -> Command {
         schema["required"].as_array().map(|names| names.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
     for (name, property) in schema["properties"].as_object().into_iter().flatten() {
         let (kind, choices) = kind_of(property, schema);
-        let description = resolve(property, schema)["description"].as_str().or(property["description"].as_str()).unwrap_or("").to_string();
+        // The field's own words before its type's (`format`: "`json` (default) or `text`.").
+        let description = property["description"].as_str().or(resolve(property, schema)["description"].as_str()).unwrap_or("").to_string();
         let flag = name.replace('_', "-");
         let mut arg = Arg::new(name.clone()).long(flag).help(description).required(required.contains(&name.as_str()));
         arg = match kind {
@@ -283,7 +290,10 @@ fn dispatch(name: &str, matches: &ArgMatches, registry: &ToolRegistry) -> Result
         },
         tool => {
             let description = registry.get(tool)?;
-            let input = tool_input(&description.input_schema, matches)?;
+            let mut input = tool_input(&description.input_schema, matches)?;
+            if let Some(fields) = input.as_object_mut() {
+                crate::tools::apply_defaults(description.presentation.cli_defaults, fields);
+            }
             let (id, _) = lease.session(matches.get_one::<String>("session").map(String::as_str))?;
             let output = lease.call_tool(&id, tool, &input);
             save(&data_dir, &lease)?;

@@ -7,6 +7,7 @@
 
 #[path = "../e2e/harness/mod.rs"]
 mod harness;
+mod requests;
 mod screenshots;
 
 use std::path::PathBuf;
@@ -56,6 +57,15 @@ fn main() {
         }
         let daemon = Daemon::start();
         screenshots::screenshots(&daemon, &fixtures);
+        return;
+    }
+    // `bench requests`: the tokens of page (c)'s request list against Playwright MCP's.
+    if std::env::args().nth(1).as_deref() == Some("requests") {
+        if !shared {
+            println!("(the request list figures need the shared benchmark pages)");
+            return;
+        }
+        requests::request_list(&Daemon::start(), &fixtures);
         return;
     }
     // `bench tools`: only the page tools (snapshot, click, fill).
@@ -129,6 +139,9 @@ fn main() {
     session.close();
 
     page_tools(&lease, &fixtures, shared);
+    if shared {
+        requests::request_list(&daemon, &fixtures);
+    }
     if shared && full {
         proxy_cost(&fixtures, &page_b, &fixtures.url("/b/fetch50.html"));
     }

@@ -1,7 +1,7 @@
 //! What the page says on the wire, through the session's proxy: response capture (seed
-//! 003), the request log (seed 002), interception rules (seed 000), console and page
-//! errors, HTTPS through the proxy's own CA with upstream verification, WebSockets, and
-//! the daemon's own ports out of a page's reach.
+//! 003), the request log (seed 002) as records and as one line per request, interception
+//! rules (seed 000), console and page errors, HTTPS through the proxy's own CA with
+//! upstream verification, WebSockets, and the daemon's own ports out of a page's reach.
 
 use std::time::Duration;
 
@@ -521,4 +521,143 @@ fn reads_without_a_cursor_answer_the_newest_entries() {
     let last_event = &events["events"][0];
     assert_eq!((last_event["type"].clone(), last_event["tool"].clone()), (json!("action"), json!("requests")), "{events}");
     assert!(events["older_omitted"].as_u64().unwrap() > 0);
+}
+
+/// The requests fetches.html makes: the document and 13 fetches.
+const FETCHES_PAGE_REQUESTS: usize = 14;
+
+/// The lines of a compact request list that stand for a request.
+fn request_lines(text: &str) -> Vec<&str> {
+    text.lines().filter(|line| line.starts_with("req-")).collect()
+}
+
+/// Whether `text` lists fetches.html's requests, all done: one line each, with its id,
+/// method, status, type, size, duration and URL (a path on the page's origin).
+fn lists_fetches_done(text: &str) -> bool {
+    let line = regex::Regex::new(r"^req-\d+ GET 200 (Document|Fetch) \d+(\.\d)?(B|KiB) \d+ms /\S+$").unwrap();
+    let lines = request_lines(text);
+    lines.len() == FETCHES_PAGE_REQUESTS && lines.iter().all(|each| line.is_match(each))
+}
+
+/// Checks a compact list of fetches.html's requests beyond its lines' shape: the paging
+/// line, the origin line, the long URL cut in the middle; answers the id of /api/count/3.
+fn check_fetches_list(text: &str, fixtures: &Fixtures) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with(&format!("{FETCHES_PAGE_REQUESTS} requests (oldest first) · cursor ")), "{text}");
+    assert!(lines[0].ends_with(" · has_more false · older_omitted 0"), "{text}");
+    assert_eq!(lines[1], format!("URLs starting with / are on {} (the tab's page)", fixtures.url("")));
+    let long = request_lines(text).into_iter().find(|line| line.contains("/api/count/long?pad=")).unwrap();
+    let url = long.rsplit(' ').next().unwrap();
+    assert_eq!(url.chars().count(), 200, "{long}");
+    let (head, tail) = url.split_once('…').unwrap();
+    assert!(head.starts_with("/api/count/long?pad=xxx") && tail.ends_with("xxx&end=tail-marker"), "{long}");
+    let third = request_lines(text).into_iter().find(|line| line.ends_with(" /api/count/3")).unwrap();
+    third.split(' ').next().unwrap().to_string()
+}
+
+/// Checks the whole record of /api/count/3 as text: its line with the whole URL, then its
+/// start, headers sent and received, and body.
+fn check_whole_record(text: &str, fixtures: &Fixtures) {
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("1 request (oldest first) · cursor "), "{text}");
+    assert!(lines[1].starts_with("req-") && lines[1].ends_with(&format!(" {}", fixtures.url("/api/count/3"))), "{text}");
+    assert!(lines[2].starts_with("  started ") && lines[2].contains(" · mime application/json · sent 0B"), "{text}");
+    assert!(lines.iter().any(|line| line.starts_with("  > accept: ")), "{text}");
+    assert!(lines.contains(&"  < content-type: application/json"), "{text}");
+    assert!(lines.contains(&"  body: none (not_subscribed)"), "{text}");
+}
+
+#[test]
+fn request_lists_over_mcp_are_a_line_per_request_and_an_id_gives_the_whole_record() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let mut agent = McpProcess::start(&daemon, "agent-lines");
+    let (failed, text) = agent.call("browser_navigate", json!({ "url": fixtures.url("/f/fetches.html") }));
+    assert!(!failed, "{text}");
+    let mut listed = String::new();
+    let done = eventually(Duration::from_secs(10), || {
+        listed = agent.call("browser_requests", json!({})).1;
+        lists_fetches_done(&listed)
+    });
+    assert!(done, "{listed}");
+    let id = check_fetches_list(&listed, &fixtures);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), FETCHES_PAGE_REQUESTS + 3, "the paging and origin lines, a line per request, MCP's tab and seq: {listed}");
+    assert!(lines[lines.len() - 1].starts_with("[tab "), "{listed}");
+
+    // An id gives the whole record; so does `detail`, for every request listed.
+    let (failed, whole) = agent.call("browser_requests", json!({ "id": id }));
+    assert!(!failed, "{whole}");
+    check_whole_record(&whole, &fixtures);
+    let (_, detailed) = agent.call("browser_requests", json!({ "detail": true, "url_includes": "/api/count/1" }));
+    assert_eq!(request_lines(&detailed).len(), 3, "/api/count/1, 10 and 11: {detailed}");
+    assert_eq!(detailed.lines().filter(|line| *line == "  < content-type: application/json").count(), 3, "{detailed}");
+    // JSON when asked for; an id not in the log, or with filters, is refused.
+    let (_, records) = agent.call("browser_requests", json!({ "format": "json" }));
+    let records: Value = serde_json::from_str(&records).unwrap();
+    assert_eq!(records["requests"].as_array().unwrap().len(), FETCHES_PAGE_REQUESTS, "{records}");
+    assert!(records["requests"][0].get("request_headers").is_none(), "{records}");
+    let (failed, text) = agent.call("browser_requests", json!({ "id": "req-999999" }));
+    assert!(failed && text.starts_with("E_NOT_FOUND"), "{text}");
+    let (failed, text) = agent.call("browser_requests", json!({ "id": id, "url_includes": "/api" }));
+    assert!(failed && text.starts_with("E_BAD_REQUEST"), "{text}");
+}
+
+#[test]
+fn request_lists_over_http_stay_records_unless_asked_for_text() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    session.navigate(&fixtures.url("/f/fetches.html"));
+    let mut text = Value::Null;
+    let done = eventually(Duration::from_secs(10), || {
+        text = session.ok("requests", json!({ "format": "text" }));
+        lists_fetches_done(text["text"].as_str().unwrap())
+    });
+    assert!(done, "{text}");
+    assert_eq!((text["format"].clone(), text["count"].clone(), text["has_more"].clone()), (json!("text"), json!(14), json!(false)));
+    let id = check_fetches_list(text["text"].as_str().unwrap(), &fixtures);
+    // The default answer is the records, as before: no headers, no body.
+    let records = session.ok("requests", json!({}));
+    let fields: Vec<&str> = records.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(fields, ["cursor", "has_more", "older_omitted", "requests"], "{records}");
+    let first = records["requests"][0].as_object().unwrap();
+    assert!(["request_headers", "response_headers", "body", "body_error"].iter().all(|field| !first.contains_key(*field)), "{records}");
+    // `detail` (or its former name, `headers`) and `id` give whole records.
+    for input in [
+        json!({ "detail": true, "url_includes": "/api/count/3" }),
+        json!({ "headers": true, "url_includes": "/api/count/3" }),
+        json!({ "id": id }),
+    ] {
+        let whole = session.ok("requests", input.clone())["requests"][0].clone();
+        assert_eq!(whole["id"], id, "{input}: {whole}");
+        assert!(whole["request_headers"].as_array().unwrap().iter().any(|header| header["name"] == "accept"), "{whole}");
+        assert_eq!((whole["body"].clone(), whole["body_error"].clone()), (Value::Null, json!("not_subscribed")), "{whole}");
+    }
+    check_whole_record(session.ok("requests", json!({ "id": id, "format": "text" }))["text"].as_str().unwrap(), &fixtures);
+    session.fails("requests", json!({ "id": "req-999999" }), 404, "E_NOT_FOUND");
+    session.fails("requests", json!({ "id": id, "limit": 5 }), 400, "E_BAD_REQUEST");
+}
+
+#[test]
+fn the_cli_lists_requests_a_line_each() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let out = TempDir::new("requests-cli");
+    let cli = |args: &[&str]| daemon.cli_text_in(&out.0, args);
+    cli(&["session", "new"]);
+    cli(&["navigate", "--url", &fixtures.url("/f/fetches.html")]);
+    let mut listed = String::new();
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            listed = cli(&["requests"]);
+            lists_fetches_done(&listed)
+        }),
+        "{listed}"
+    );
+    let id = check_fetches_list(&listed, &fixtures);
+    assert_eq!(listed.lines().count(), FETCHES_PAGE_REQUESTS + 2, "{listed}");
+    check_whole_record(&cli(&["requests", "--id", &id]), &fixtures);
+    let records: Value = serde_json::from_str(&cli(&["requests", "--format", "json"])).unwrap();
+    assert_eq!(records["requests"].as_array().unwrap().len(), FETCHES_PAGE_REQUESTS, "{records}");
 }

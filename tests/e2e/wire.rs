@@ -84,7 +84,8 @@ impl Normalizer {
             (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "<time>"),
             (r"-\d{10,}([-.])", "-<millis>$1"),
             (r"[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT", "<http-date>"),
-            (r"\b\d+ ms\b", "<n> ms"),
+            (r"\b\d+ ?ms\b", "<n> ms"),
+            (r"cursor \d+", "cursor <n>"),
             (r"127\.0\.0\.1:\d+", "127.0.0.1:<port>"),
         ] {
             text = regex_replace(&text, pattern, replacement);
@@ -210,6 +211,8 @@ fn every_tool_answers_as_recorded() {
     call("responses", json!({ "url_prefix": url("/api/items.json") }));
     call("requests", json!({ "url_includes": "/api/items.json" }));
     call("requests", json!({ "url_includes": "/api/items.json", "headers": true }));
+    call("requests", json!({ "url_includes": "/api/items.json", "format": "text" }));
+    call("requests", json!({ "url_includes": "/api/items.json", "detail": true, "format": "text" }));
     let rule = call("add_intercept_rule", json!({ "url_includes": "/api/blocked", "action": "fail" }));
     call("list_intercept_rules", json!({}));
     let rule_id = session.ok("list_intercept_rules", json!({}))["rules"][0]["rule_id"].clone();

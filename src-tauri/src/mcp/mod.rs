@@ -158,11 +158,7 @@ impl<B: Backend> McpServer<B> {
                 let tool = name.strip_prefix(PREFIX).unwrap_or(name);
                 let presentation =
                     self.catalogue.iter().find(|listed| listed.name == tool).map(|listed| listed.presentation).unwrap_or_default();
-                if !presentation.mcp_defaults.iter().any(|(field, _)| arguments.contains_key(*field)) {
-                    for (field, value) in presentation.mcp_defaults {
-                        arguments.insert(field.to_string(), crate::tools::default_value(value));
-                    }
-                }
+                crate::tools::apply_defaults(presentation.mcp_defaults, &mut arguments);
                 let session = self.session_for(named).await?;
                 let result = match self.backend.call(&session, tool, Value::Object(arguments)).await {
                     Err(error) if error.code == crate::error::ErrorCode::SessionNotFound => {

@@ -147,6 +147,31 @@ pub struct ResponseRecord {
     pub mime_type: Option<String>,
     /// Its type.
     pub resource_type: ResourceType,
+    /// The body, or why there is none.
+    #[serde(flatten)]
+    pub body: ResponseBody,
+    /// The tab that made it (null for a worker of no tab).
+    pub tab: Option<String>,
+}
+
+impl ResponseRecord {
+    fn of(record: &RequestRecord) -> ResponseRecord {
+        ResponseRecord {
+            seq: record.seq,
+            url: record.url.clone(),
+            status: record.status,
+            mime_type: record.mime_type.clone(),
+            resource_type: record.resource_type,
+            body: ResponseBody::of(record),
+            tab: record.tab.clone(),
+        }
+    }
+}
+
+/// A response's body as the capture holds it (seed 003's three fields): the text, or why
+/// there is none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ResponseBody {
     /// The body as text (at most 1 MiB), when the capture kept it.
     pub body: Option<String>,
     /// Whether the body was cut at 1 MiB.
@@ -154,34 +179,23 @@ pub struct ResponseRecord {
     /// Why there is no body: not_subscribed, pending, no_body, binary, evicted or
     /// `body_failed: <reason>`; null when there is one.
     pub body_error: Option<String>,
-    /// The tab that made it (null for a worker of no tab).
-    pub tab: Option<String>,
 }
 
-impl ResponseRecord {
-    fn of(record: &RequestRecord) -> ResponseRecord {
-        let (body, body_truncated, body_error): (Option<String>, bool, Option<String>) = match &record.body {
-            BodyState::Kept { text, truncated } => (Some(text.to_string()), *truncated, None),
-            BodyState::NotSubscribed => (None, false, Some("not_subscribed".into())),
-            BodyState::Pending if record.failed() => {
-                (None, false, Some(format!("body_failed: {}", record.failure.clone().unwrap_or_default())))
+impl ResponseBody {
+    /// Where `record`'s body stands, as `responses` says it.
+    pub fn of(record: &RequestRecord) -> ResponseBody {
+        let missing = |error: String| ResponseBody { body: None, body_truncated: false, body_error: Some(error) };
+        match &record.body {
+            BodyState::Kept { text, truncated } => {
+                ResponseBody { body: Some(text.to_string()), body_truncated: *truncated, body_error: None }
             }
-            BodyState::Pending => (None, false, Some("pending".into())),
-            BodyState::NoBody => (None, false, Some("no_body".into())),
-            BodyState::Binary => (None, false, Some("binary".into())),
-            BodyState::Evicted => (None, false, Some("evicted".into())),
-            BodyState::Failed(reason) => (None, false, Some(format!("body_failed: {reason}"))),
-        };
-        ResponseRecord {
-            seq: record.seq,
-            url: record.url.clone(),
-            status: record.status,
-            mime_type: record.mime_type.clone(),
-            resource_type: record.resource_type,
-            body,
-            body_truncated,
-            body_error,
-            tab: record.tab.clone(),
+            BodyState::NotSubscribed => missing("not_subscribed".into()),
+            BodyState::Pending if record.failed() => missing(format!("body_failed: {}", record.failure.clone().unwrap_or_default())),
+            BodyState::Pending => missing("pending".into()),
+            BodyState::NoBody => missing("no_body".into()),
+            BodyState::Binary => missing("binary".into()),
+            BodyState::Evicted => missing("evicted".into()),
+            BodyState::Failed(reason) => missing(format!("body_failed: {reason}")),
         }
     }
 }
@@ -210,12 +224,12 @@ mod tests {
         assert!(matches!(entries[1].lock().unwrap().body, BodyState::Kept { .. }));
         assert_eq!(capture.subscription().1, MAX_BODIES);
         let first = capture.responses(Some("http://a/api/0"), Some(0), 10);
-        assert_eq!(first.items[0].body_error.as_deref(), Some("evicted"));
+        assert_eq!(first.items[0].body.body_error.as_deref(), Some("evicted"));
         capture.subscribe(Vec::new());
         assert_eq!(capture.subscription(), (Vec::new(), 0));
         let all = capture.responses(None, Some(0), 200);
         assert!(all.has_more, "metadata stays");
-        assert!(all.items.iter().skip(1).all(|record| record.body_error.as_deref() == Some("evicted")));
+        assert!(all.items.iter().skip(1).all(|record| record.body.body_error.as_deref() == Some("evicted")));
     }
 
     #[test]

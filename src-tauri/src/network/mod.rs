@@ -20,7 +20,7 @@ pub mod rules;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock, Weak};
 
-pub use self::capture::{Capture, ResponseRecord, MAX_BODIES, MAX_BODY_BUDGET, MAX_BODY_BYTES, SESSION_RESPONSES};
+pub use self::capture::{Capture, ResponseBody, ResponseRecord, MAX_BODIES, MAX_BODY_BUDGET, MAX_BODY_BYTES, SESSION_RESPONSES};
 pub use self::filters::{RequestFilter, StatusFilter};
 pub use self::records::{
     record_end, record_response, record_rule, recorded_headers, BodyState, Ending, Entry, Initiator, NameValue, NewRequest, RequestRecord,

@@ -358,6 +358,12 @@ impl TabTraffic {
         window(matching, after, limit)
     }
 
+    /// The record of the request `id` (`req-<n>`), while the log keeps it.
+    pub fn request(&self, id: &str) -> Option<RequestRecord> {
+        let requests = self.requests.lock().expect("requests poisoned");
+        requests.iter().map(|entry| entry.lock().expect("record poisoned")).find(|record| record.id == id).map(|record| record.clone())
+    }
+
     /// The latest failure recorded for a request of `url`, for a navigation's report.
     pub fn failure_for(&self, url: &str) -> Option<String> {
         let requests = self.requests.lock().expect("requests poisoned");

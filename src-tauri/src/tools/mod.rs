@@ -34,6 +34,8 @@ mod pdf_pages;
 mod pointer;
 mod profiles;
 mod read;
+mod request_lines;
+mod requests;
 mod run_steps;
 mod screenshot;
 mod scroll;
@@ -158,6 +160,9 @@ pub struct Presentation {
     /// when the call gives none of them, and the schema says so: snapshot's `format` =
     /// `text`, which models read best; screenshot's size cap.
     pub mcp_defaults: &'static [(&'static str, &'static str)],
+    /// The same for the CLI: requests' `format` = `text`, which people read best in a
+    /// terminal (snapshot keeps JSON there, as scripts read it).
+    pub cli_defaults: &'static [(&'static str, &'static str)],
     /// When the result's `format` is `text`, this field is the answer as people and models
     /// read it: MCP and the CLI show it as is.
     pub text_field: Option<&'static str>,
@@ -189,9 +194,20 @@ impl Attachment {
     }
 }
 
-/// An MCP default as a JSON value: JSON text (`1568`) or else the plain string (`text`).
+/// An MCP or CLI default as a JSON value: JSON text (`1568`) or else the plain string (`text`).
 pub fn default_value(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| json!(text))
+}
+
+/// Gives a call's `input` a surface's defaults (`mcp_defaults`, `cli_defaults`) when it
+/// sets none of their fields: a call that sets one chose for itself.
+pub fn apply_defaults(defaults: &[(&str, &str)], input: &mut serde_json::Map<String, Value>) {
+    if defaults.iter().any(|(field, _)| input.contains_key(*field)) {
+        return;
+    }
+    for (field, value) in defaults {
+        input.insert(field.to_string(), default_value(value));
+    }
 }
 
 /// One tool.
@@ -558,5 +574,16 @@ mod tests {
         let navigate = registry.get("navigate").unwrap();
         assert_eq!(navigate.input_schema["required"], json!(["url"]));
         assert!(registry.get("nope").is_err());
+    }
+
+    #[test]
+    fn a_surfaces_defaults_apply_only_to_a_call_that_sets_none_of_their_fields() {
+        let defaults = [("format", "text"), ("max_width", "1568")];
+        let mut bare = serde_json::Map::new();
+        apply_defaults(&defaults, &mut bare);
+        assert_eq!(Value::Object(bare), json!({ "format": "text", "max_width": 1568 }));
+        let mut chosen = json!({ "format": "json" }).as_object().cloned().unwrap();
+        apply_defaults(&defaults, &mut chosen);
+        assert_eq!(Value::Object(chosen), json!({ "format": "json" }));
     }
 }

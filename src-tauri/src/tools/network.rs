@@ -1,19 +1,20 @@
 //! What the page says on the wire: `network_capture` and `responses` (seed 003, response
-//! bodies by URL prefix), `requests` (seed 002, each tab's request log), interception rules
-//! (seed 000: `add_intercept_rule`, `remove_intercept_rule`, `list_intercept_rules`) and
-//! `export_har`. All of it comes from the session's proxy (see `proxy/`).
+//! bodies by URL prefix), interception rules (seed 000: `add_intercept_rule`,
+//! `remove_intercept_rule`, `list_intercept_rules`) and `export_har`; the request log
+//! (`requests`, seed 002) is `requests.rs`. All of it comes from the session's proxy (see
+//! `proxy/`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::limits::{CAPTURE_PREFIXES, CAPTURE_PREFIX_CHARS, REQUESTS_LIMIT, RESPONSES_LIMIT};
+use super::limits::{CAPTURE_PREFIXES, CAPTURE_PREFIX_CHARS, RESPONSES_LIMIT};
 use super::numbers::Lenient;
 use super::{Tool, ToolContext};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::Paging;
 use crate::network::har::Har;
 use crate::network::rules::{InterceptRule, RuleSpec, RuleSummary};
-use crate::network::{NameValue, RequestFilter, RequestRecord, ResourceType, ResponseRecord, StatusFilter};
+use crate::network::ResponseRecord;
 
 /// Input of `network_capture`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -36,36 +37,6 @@ pub(crate) struct ResponsesInput {
     #[serde(default, with = "Lenient")]
     after: Option<u64>,
     /// At most this many (1-200, default 50).
-    #[serde(default, with = "Lenient")]
-    limit: Option<usize>,
-}
-
-/// Input of `requests`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RequestsInput {
-    /// Only records with seq greater than this, oldest first; without it, the newest.
-    #[serde(default, with = "Lenient")]
-    after: Option<u64>,
-    /// URL contains.
-    #[serde(default)]
-    url_includes: Option<String>,
-    /// HTTP method.
-    #[serde(default)]
-    method: Option<String>,
-    /// A status (`404` or `"404"`) or a class (`"4xx"`).
-    #[serde(default)]
-    status: Option<StatusFilter>,
-    /// Document, XHR, Fetch, Script, Stylesheet, Image, Font, Media, WebSocket or Other.
-    #[serde(default)]
-    resource_type: Option<ResourceType>,
-    /// Only network failures and blocked requests (not HTTP error statuses).
-    #[serde(default)]
-    failed_only: bool,
-    /// Include request and response headers (cookies and authorization redacted).
-    #[serde(default)]
-    headers: bool,
-    /// At most this many (1-500, default 100).
     #[serde(default, with = "Lenient")]
     limit: Option<usize>,
 }
@@ -101,40 +72,6 @@ pub(crate) struct ResponsesOutput {
     /// Where to go on from.
     #[serde(flatten)]
     paging: Paging,
-}
-
-/// Output of `requests`.
-#[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct RequestsOutput {
-    /// The requests, oldest first.
-    requests: Vec<RequestEntry>,
-    /// Where to go on from.
-    #[serde(flatten)]
-    paging: Paging,
-}
-
-/// A request of the tab's log, with its headers when asked for.
-#[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct RequestEntry {
-    /// The record's own fields.
-    #[serde(flatten)]
-    record: RequestRecord,
-    /// With `headers: true`: the request's headers (cookies and authorization redacted).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<NameValue>")]
-    request_headers: Option<Vec<NameValue>>,
-    /// With `headers: true`: the response's headers (set-cookie redacted).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<NameValue>")]
-    response_headers: Option<Vec<NameValue>>,
-}
-
-impl RequestEntry {
-    fn of(record: RequestRecord, headers: bool) -> RequestEntry {
-        let request_headers = headers.then(|| NameValue::list(&record.request_headers));
-        let response_headers = headers.then(|| NameValue::list(&record.response_headers));
-        RequestEntry { record, request_headers, response_headers }
-    }
 }
 
 /// Output of `add_intercept_rule`.
@@ -201,24 +138,7 @@ pub(super) fn tools() -> Vec<Tool> {
                 Ok(ResponsesOutput { responses: chosen.items, paging })
             },
         ),
-        Tool::tab(
-            "requests",
-            "The tab's request log (500 kept): method, url, resource_type, status, mime_type, sizes, timing, failure (DNS, refused, TLS, blocked), the interception rule that decided it. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). Filters: url_includes, method, status (404, \"404\" or \"4xx\"), resource_type, failed_only. Answers {requests, cursor, has_more}.",
-            |context: ToolContext, input: RequestsInput| async move {
-                let limit = REQUESTS_LIMIT.count(input.limit, "limit")?;
-                let filter = RequestFilter {
-                    url_includes: input.url_includes,
-                    method: input.method,
-                    status: input.status,
-                    resource_type: input.resource_type,
-                    failed_only: input.failed_only,
-                };
-                let chosen = context.tab()?.traffic.requests(input.after, &filter, limit);
-                let paging = chosen.paging(|record| record.seq, input.after, context.session.events.seq_now());
-                let requests = chosen.items.into_iter().map(|record| RequestEntry::of(record, input.headers)).collect();
-                Ok(RequestsOutput { requests, paging })
-            },
-        ),
+        super::requests::tool(),
         Tool::tab(
             "add_intercept_rule",
             "Add an interception rule to the tab: conditions (url_includes, url_pattern wildcard or url_regex, method, resource_type, header_matchers), priority (higher first, then oldest first; the first full match wins), and an action: continue, fail (a network error in the page) or fulfill (status_code, content_type, response_headers, body; the server never sees the request). Applies to every request of the tab: documents, sub-resources, fetch/XHR, every frame. Kept in memory until removed or the tab closes.",
@@ -276,28 +196,12 @@ async fn export_har(context: &ToolContext) -> Result<ExportHarOutput> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{json, Value};
-
     use super::*;
 
-    fn required(schema: &Value) -> Vec<&str> {
-        schema["required"].as_array().unwrap().iter().map(|name| name.as_str().unwrap()).collect()
-    }
-
     #[test]
-    fn output_schemas_say_what_is_always_there_and_what_may_be_null() {
-        let requests = super::super::output_schema_of::<RequestsOutput>();
-        let entry = &requests["$defs"]["RequestEntry"];
-        for always in ["seq", "tab", "status", "mime_type", "duration_ms", "started_at"] {
-            assert!(required(entry).contains(&always), "{always}");
-        }
-        for sometimes in ["failure", "matched_rule_id", "action", "matched_by", "request_headers", "response_headers"] {
-            assert!(!required(entry).contains(&sometimes), "{sometimes}");
-        }
-        assert_eq!(entry["properties"]["status"]["type"], json!(["integer", "null"]), "present, and null before a status");
-        assert_eq!(entry["properties"]["failure"]["type"], "string", "absent, never null");
-        assert_eq!(requests["properties"]["older_omitted"]["type"], "integer");
+    fn every_field_of_a_response_is_always_there() {
         let responses = super::super::output_schema_of::<ResponsesOutput>();
-        assert_eq!(required(&responses["$defs"]["ResponseRecord"]).len(), 9, "every field of a response is always there");
+        let required = responses["$defs"]["ResponseRecord"]["required"].as_array().unwrap().len();
+        assert_eq!(required, 9, "every field of a response is always there");
     }
 }

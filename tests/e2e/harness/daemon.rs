@@ -85,6 +85,12 @@ impl Daemon {
     /// Runs the CLI on this daemon's data directory, from `dir`, and answers the JSON it
     /// printed (asserting it succeeded).
     pub fn cli_in(&self, dir: &Path, args: &[&str]) -> Value {
+        serde_json::from_str::<Value>(&self.cli_text_in(dir, args)).unwrap()
+    }
+
+    /// Runs the CLI on this daemon's data directory, from `dir`, and answers what it
+    /// printed (asserting it succeeded).
+    pub fn cli_text_in(&self, dir: &Path, args: &[&str]) -> String {
         let output = Command::new(malo_binary())
             .args(args)
             .arg("--data-dir")
@@ -94,7 +100,7 @@ impl Daemon {
             .output()
             .unwrap();
         assert!(output.status.success(), "malo {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-        serde_json::from_slice::<Value>(&output.stdout).unwrap()
+        String::from_utf8(output.stdout).unwrap()
     }
 
     pub fn start() -> Daemon {
