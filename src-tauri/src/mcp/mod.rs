@@ -48,6 +48,8 @@ pub struct McpServer<B: Backend> {
     options: SessionOptions,
     /// The session tools use when the call names none; created on first use.
     default_session: Arc<Mutex<Option<String>>>,
+    /// The tool list as MCP shows it, made on first use (every call checks its name).
+    listed: Arc<std::sync::OnceLock<Vec<Tool>>>,
 }
 
 impl<B: Backend> Clone for McpServer<B> {
@@ -57,6 +59,7 @@ impl<B: Backend> Clone for McpServer<B> {
             catalogue: self.catalogue.clone(),
             options: self.options.clone(),
             default_session: self.default_session.clone(),
+            listed: self.listed.clone(),
         }
     }
 }
@@ -64,10 +67,14 @@ impl<B: Backend> Clone for McpServer<B> {
 impl<B: Backend> McpServer<B> {
     /// A server over `backend`, exposing `catalogue`.
     pub fn new(backend: Arc<B>, catalogue: Vec<ToolDescription>, options: SessionOptions) -> McpServer<B> {
-        McpServer { backend, catalogue: Arc::new(catalogue), options, default_session: Arc::default() }
+        McpServer { backend, catalogue: Arc::new(catalogue), options, default_session: Arc::default(), listed: Arc::default() }
     }
 
-    fn tools(&self) -> Vec<Tool> {
+    fn tools(&self) -> &[Tool] {
+        self.listed.get_or_init(|| self.list_tools_once())
+    }
+
+    fn list_tools_once(&self) -> Vec<Tool> {
         let mut tools: Vec<Tool> = self
             .catalogue
             .iter()
@@ -245,7 +252,7 @@ impl<B: Backend> ServerHandler for McpServer<B> {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
     }
 
     async fn call_tool(
