@@ -332,14 +332,26 @@ async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<Scr
         _ => None,
     };
     let transparent = input.omit_background;
-    // The viewport needs no measuring first: its capture and the page's geometry are asked
-    // at once (they overlap on the engine's side).
-    let (at, viewport_frame) = if subject == Subject::Viewport {
-        let capture = context.ask::<Frame>(TabRequest::Screenshot(Capture { whole_document: false, transparent, part: None }));
-        let (at, frame) = tokio::join!(geometry(context), capture);
-        (at?, Some(frame?))
-    } else {
-        (geometry(context).await?, None)
+    // The viewport and the whole document need no measuring first: their capture and the
+    // page's geometry are asked at once (they overlap on the engine's side).
+    let whole_document = match subject {
+        Subject::Viewport => Some(false),
+        Subject::FullPage => Some(true),
+        Subject::Element(..) | Subject::Clip(_) => None,
+    };
+    let (at, early_frame) = match whole_document {
+        Some(whole_document) => {
+            let capture = context.ask::<Frame>(TabRequest::Screenshot(Capture { whole_document, transparent, part: None }));
+            let (at, frame) = tokio::join!(geometry(context), capture);
+            let at = at?;
+            match frame {
+                Ok(frame) => (at, Some(frame)),
+                // A document over WebKit's limit is refused; it is captured in tiles below.
+                Err(_) if whole_document && !at.document_fits_one_snapshot() => (at, None),
+                Err(error) => return Err(error),
+            }
+        }
+        None => (geometry(context).await?, None),
     };
     let max = SCREENSHOT_MAX_SIDE as f64;
     let region = match (&subject, element_box) {
@@ -360,7 +372,8 @@ async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<Scr
     };
     let truncated = region.width > max || region.height > max;
     let region = CssRect { width: region.width.min(max), height: region.height.min(max), ..region };
-    let (frame, origin) = match viewport_frame {
+    let (frame, origin) = match early_frame {
+        Some(frame) if subject == Subject::FullPage => (frame, (0.0, 0.0)),
         Some(frame) => (frame, (at.scroll_x, at.scroll_y)),
         None => capture_region(context, region, &at, transparent).await?,
     };
