@@ -312,6 +312,7 @@ async fn scroll_to(context: &ToolContext, x: f64, y: f64) -> Result<(f64, f64)> 
 }
 
 async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<ScreenshotOutput> {
+    let started = std::time::Instant::now();
     let subject = subject(&input)?;
     let extensions = extensions(input.format);
     let path = match &input.path {
@@ -391,10 +392,12 @@ async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<Scr
         },
         marks: marked,
     };
+    let captured = started.elapsed();
     let picture = tokio::task::spawn_blocking(move || render(frame, plan))
         .await
         .map_err(|error| Error::internal(format!("the picture's encoder stopped: {error}")))??;
     let bytes = picture.bytes.len();
+    tracing::debug!(?subject, ?captured, rendered = ?started.elapsed() - captured, bytes, "screenshot");
     let (data, path) = match path {
         Some(path) => {
             tokio::fs::write(&path, &picture.bytes)

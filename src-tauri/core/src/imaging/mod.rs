@@ -18,22 +18,25 @@
 //! | RGB, zlib-rs 9                 | 17,748 (19)   | 180,537 (114)  | 934,502 (518)     |
 //! | RGB, miniz_oxide 4 (ms wall)   | 19,457 (8.7)  | 193,404 (22)   | 1,003,727 (112)   |
 //! | RGB, miniz_oxide 6 (ms wall)   | 19,401 (14)   | 191,351 (36)   | 991,356 (203)     |
-//! | **chosen**                     | 17,748 (24)   | 201,183 (6.1)  | 1,041,745 (42)    |
+//! | RGB, libdeflate 7              | 18,896 (4.3)  | 189,919 (7.8)  |                   |
+//! | **chosen**                     | 18,953 (7.5)  | 201,183 (5.5)  | 1,041,745 (42)    |
 //!
 //! - PNG: RGBA at zlib-rs level 2 (adaptive filters) first; when that is under 32 KiB (a
-//!   plain page), RGB at level 9 as well, keeping the smaller. Both pages then come out
-//!   below Chromium's (form 17,748 B, large 201,183 B) in at most about 25 ms. No single
-//!   setting did: levels 2 to 8 of either backend leave the form page 2 to 9 % above
+//!   plain page), RGB through libdeflate as well, keeping the smaller. Both pages then come
+//!   out below Chromium's (form 18,953 B, large 201,183 B) in at most about 8 ms of CPU.
+//!   No single zlib setting did: levels 2 to 8 of either backend leave the form page 2 to 9 % above
 //!   Chromium's, and level 9 costs 114 ms on the large page. zlib-rs replaced miniz_oxide
 //!   as flate2's backend: 1.5 to 3.5 times faster at the same level (its sizes differ), and
 //!   only its level 9 gets the form page below Chromium's. Filters at level 2 on the large
 //!   page: adaptive 201,183 B, min-entropy 201,314, paeth 217,376, up 218,473, sub 220,803.
 //!   A palette (lossless, at most 256 colours) is used when it fits, but antialiased text
 //!   breaks it on real pages (424 and 647 colours); counting costs 0.1 to 0.5 ms.
-//! - libdeflate (tried through libdeflater, level 1 to 12 on the same filtered rows): RGB
-//!   level 6 gives the form page 18,922 B in 4.3 ms, but no level up to 9 beats zlib-rs
-//!   level 2 RGBA on the large pages (large 720: 189,919 B at best, in 7.8 ms), and
-//!   levels 10 to 12 cost 40 to 500 ms on a viewport. Not adopted.
+//! - The thorough try is libdeflate level 7 on RGB rows filtered as the png crate does:
+//!   18,953 B in 5.6 ms of CPU on the form page, where zlib-rs level 9 gave 17,748 B in
+//!   19 ms (on two cores 17,637 B, but 10 to 30 ms of wall time on a busy machine). Its
+//!   levels on the form page: 5: 19,029 B (4.1 ms), 7: 18,896 (4.3), 9: 18,815 (6.9),
+//!   10: 17,798 (44), 12: 16,931 (186). No level up to 9 beats zlib-rs level 2 RGBA on the
+//!   large page (189,919 B at best), which keeps the first try.
 //! - Large frames (from 2 million pixels: documents, tall elements) are written on both
 //!   cores at the first try's settings, each core filtering and compressing its own rows;
 //!   a 1280x11978 capture: 2,863,567 B in about half the wall time of one stream.

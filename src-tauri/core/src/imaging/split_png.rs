@@ -1,9 +1,13 @@
-//! PNG on both cores: the rows are cut in parts, each filtered and compressed by whichever
-//! core is free (each part primed with the 32 KiB of filtered rows before it as its
-//! dictionary, so matches across a seam are still found), and the raw DEFLATE streams
-//! joined into one zlib stream, as pigz does. The output is an ordinary PNG; what it saves
-//! is wall time: the thorough pass of a form page (about 20 ms of CPU) and the first pass
-//! of a tall document (about 90 ms of CPU for 1280x12000) in half the time on two cores.
+//! PNG from rows filtered here, compressed one of two ways:
+//! - zlib-rs on both cores: the rows are cut in parts, each filtered and compressed by
+//!   whichever core is free (each part primed with the 32 KiB of filtered rows before it as
+//!   its dictionary, so matches across a seam are still found), and the raw DEFLATE streams
+//!   joined into one zlib stream, as pigz does. The first pass of a tall document (about
+//!   90 ms of CPU for 1280x12000) then takes half the wall time.
+//! - libdeflate in one piece: the thorough pass of a plain page (a form page: 4 ms where
+//!   zlib-rs level 9 took 19 ms of CPU).
+//!
+//! The output is an ordinary PNG.
 
 use std::borrow::Cow;
 
@@ -23,23 +27,33 @@ const PARTS: usize = 8;
 /// The Adler-32 modulus.
 const MODULUS: u64 = 65_521;
 
-/// How a split PNG is written.
+/// How a PNG of our own rows is written.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct SplitSettings {
-    /// zlib level of every part.
-    pub(super) level: u32,
+    /// What compresses the filtered rows.
+    pub(super) deflater: Deflater,
     /// Whether an opaque frame is written as RGB (else RGBA).
     pub(super) rgb: bool,
 }
 
-/// The thorough pass: RGB, level 9 (see `png_writer::THOROUGH`).
-pub(super) const THOROUGH: SplitSettings = SplitSettings { level: 9, rgb: true };
-/// The first pass of a large frame: RGBA, level 2 (see `png_writer::FAST`).
-pub(super) const FAST: SplitSettings = SplitSettings { level: 2, rgb: false };
+/// A DEFLATE compressor and its level.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Deflater {
+    /// zlib-rs, in parts on both cores for a large image.
+    ZlibRs(u32),
+    /// libdeflate, in one piece (it takes no dictionary, so parts would lose their seams).
+    Libdeflate(i32),
+}
+
+/// The thorough pass: RGB, libdeflate level 7 (see `png_writer::encode`).
+pub(super) const THOROUGH: SplitSettings = SplitSettings { deflater: Deflater::Libdeflate(7), rgb: true };
+/// The first pass of a large frame: RGBA, zlib-rs level 2 on both cores (see
+/// `png_writer::FAST`).
+pub(super) const FAST: SplitSettings = SplitSettings { deflater: Deflater::ZlibRs(2), rgb: false };
 
 /// The frame as PNG: 8-bit RGB when `settings` say so and it is opaque, else RGBA; rows
 /// filtered adaptively (each row the filter whose output has the smallest sum of
-/// magnitudes); zlib at the settings' level.
+/// magnitudes); compressed as the settings say.
 pub(super) fn encode(frame: &Frame, settings: SplitSettings) -> Result<Vec<u8>> {
     frame.check()?;
     let rgb = settings.rgb && frame.is_opaque();
@@ -50,7 +64,10 @@ pub(super) fn encode(frame: &Frame, settings: SplitSettings) -> Result<Vec<u8>> 
     };
     let bytes_per_pixel = if rgb { 3 } else { 4 };
     let image = Rows { pixels: &pixels, stride: frame.width as usize * bytes_per_pixel, bytes_per_pixel };
-    let compressed = zlib(&image, settings.level)?;
+    let compressed = match settings.deflater {
+        Deflater::ZlibRs(level) => zlib(&image, level)?,
+        Deflater::Libdeflate(level) => libdeflate(&image.filtered(0, image.count()), level)?,
+    };
     let mut png = Vec::with_capacity(compressed.len() + 64);
     png.extend_from_slice(b"\x89PNG\r\n\x1a\n");
     let mut header = Vec::with_capacity(13);
@@ -210,6 +227,17 @@ fn zlib(image: &Rows, level: u32) -> Result<Vec<u8>> {
     Ok(stream)
 }
 
+/// `data` as one zlib stream, by libdeflate at `level` (1 to 12).
+fn libdeflate(data: &[u8], level: i32) -> Result<Vec<u8>> {
+    let level = libdeflater::CompressionLvl::new(level).map_err(|_| Error::internal(format!("no libdeflate level {level}")))?;
+    let mut compressor = libdeflater::Compressor::new(level);
+    let mut stream = vec![0u8; compressor.zlib_compress_bound(data.len())];
+    let length =
+        compressor.zlib_compress(data, &mut stream).map_err(|error| Error::internal(format!("PNG compression failed: {error:?}")))?;
+    stream.truncate(length);
+    Ok(stream)
+}
+
 /// Raw DEFLATE of `data` at `level` (no zlib header), starting from `dictionary`; ends with
 /// `flush`: `Sync` leaves the stream open at a byte boundary for another part to follow.
 fn deflate(data: &[u8], dictionary: Option<&[u8]>, level: u32, flush: FlushCompress) -> Result<Vec<u8>> {
@@ -270,17 +298,25 @@ mod tests {
     fn split_pngs_read_back_exactly_and_compress_like_one_stream() {
         // Large enough to be split, opaque and translucent.
         let page = super::super::samples::page(640, 400);
-        let png = encode(&page, THOROUGH).unwrap();
-        assert_eq!(decoded(&png), page.rgba);
-        let whole = super::super::png_writer::encode_with(&page, super::super::png_writer::THOROUGH).unwrap();
-        assert!(png.len() as f64 <= whole.len() as f64 * 1.03, "split {} B against one stream {} B", png.len(), whole.len());
+        let split = encode(&page, FAST).unwrap();
+        assert_eq!(decoded(&split), page.rgba);
+        let one_stream = super::super::png_writer::encode_with(&page, super::super::png_writer::FAST).unwrap();
+        assert!(split.len() as f64 <= one_stream.len() as f64 * 1.03, "split {} B against one stream {} B", split.len(), one_stream.len());
         let mut translucent = super::super::samples::photo(400, 300);
         translucent.set_pixel(7, 7, [1, 2, 3, 4]);
-        assert_eq!(decoded(&encode(&translucent, THOROUGH).unwrap()), translucent.rgba);
-        assert_eq!(decoded(&encode(&translucent, FAST).unwrap()), translucent.rgba);
-        assert_eq!(decoded(&encode(&page, FAST).unwrap()), page.rgba, "the fast settings");
+        for settings in [FAST, THOROUGH] {
+            assert_eq!(decoded(&encode(&translucent, settings).unwrap()), translucent.rgba, "{settings:?}");
+        }
         let small = super::super::samples::photo(20, 10);
-        assert_eq!(decoded(&encode(&small, THOROUGH).unwrap()), small.rgba, "one stream below the split size");
+        assert_eq!(decoded(&encode(&small, FAST).unwrap()), small.rgba, "one stream below the split size");
+    }
+
+    #[test]
+    fn the_thorough_settings_read_back_exactly_as_rgb() {
+        let page = super::super::samples::page(640, 400);
+        let thorough = encode(&page, THOROUGH).unwrap();
+        assert_eq!(thorough[25], 2, "an opaque frame is RGB");
+        assert_eq!(decoded(&thorough), page.rgba);
     }
 
     #[test]
