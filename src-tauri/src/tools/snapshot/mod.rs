@@ -24,6 +24,8 @@ use self::budget::Cursor;
 use self::capture::{capture, Capture, CaptureRequest, Item};
 use self::part::{present, Continuation};
 use self::render::node_line;
+#[cfg(test)]
+pub(super) use self::tokens::estimate as estimate_tokens;
 use super::limits::{SNAPSHOT_MAX_CHARS, SNAPSHOT_MAX_ITEMS, SNAPSHOT_MAX_TOKENS, SNAPSHOT_MIN_TOKENS};
 use super::targeting::ElementTarget;
 use super::{Presentation, Tool, ToolContext};
