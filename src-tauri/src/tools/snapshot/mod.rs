@@ -116,6 +116,9 @@ pub(crate) struct SnapshotText {
     /// Where this answer starts, when it goes on from an earlier one.
     #[serde(skip_serializing_if = "Option::is_none")]
     from: Option<usize>,
+    /// The last item `next` named was not found again: the page changed there.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    page_changed: bool,
     /// Present when the page goes on past this answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     truncated: Option<Truncated>,

@@ -16,6 +16,7 @@ use super::{page_text, Covered, SnapshotFormat, SnapshotInput, SnapshotOutput, S
 pub(super) struct Continuation(serde_json::Map<String, Value>);
 
 impl Continuation {
+    /// What a call gave besides `next` and `format`: the next part is asked the same way.
     pub(super) fn of(input: &SnapshotInput) -> Continuation {
         let mut arguments = serde_json::Map::new();
         let mut given = |key: &str, value: Option<Value>| {
@@ -73,17 +74,19 @@ pub(super) fn present(
     };
     let part = |to: usize| Part { captured, covered, lines: &lines, fingerprints: &fingerprints, from, to, page_changed, continuation };
     // The frame of the answer (header, counts, the line that says how to go on) is priced
-    // as it is for the longest cursor; then items are taken while they fit, and the whole
-    // is estimated again in case the parts priced alone add up to more.
+    // on an empty part, with room to spare for longer numbers; then items are taken while
+    // they fit, and the whole is estimated again in case the items priced alone add up to
+    // less than their text does.
     let empty = part(from).render(format);
-    let frame = estimate(&output_text(&empty)) + 40;
+    let frame = estimate(&output_text(&empty)) + FRAME_SLACK;
     let mut to = cut(&costs, from, budget.saturating_sub(frame), opens);
     loop {
         let output = part(to).render(format);
-        if to <= from + 1 || estimate(&output_text(&output)) <= budget {
+        let spent = estimate(&output_text(&output));
+        if to <= from + 1 || spent <= budget {
             return output;
         }
-        let over = estimate(&output_text(&output)) - budget;
+        let over = spent - budget;
         let mut dropped = 0;
         while to > from + 1 && dropped < over {
             to -= 1;
@@ -91,6 +94,9 @@ pub(super) fn present(
         }
     }
 }
+
+/// Tokens kept free beyond what an empty part's frame costs.
+const FRAME_SLACK: usize = 40;
 
 /// What the budget is measured on: the text of a text answer, the whole of a JSON one.
 fn output_text(output: &SnapshotOutput) -> String {
@@ -111,21 +117,31 @@ fn item_fingerprint(item: &Item, nodes: &[Value]) -> u32 {
 
 /// Items `from..to` of a capture, and how to say so.
 struct Part<'page> {
+    /// The whole page (or scope).
     captured: &'page Capture,
+    /// What the limits left out of it.
     covered: &'page Covered,
+    /// The text line of each of its items.
     lines: &'page [Option<String>],
+    /// The fingerprint of each of its items.
     fingerprints: &'page [u32],
+    /// The first item of the part.
     from: usize,
+    /// The item after the last of the part.
     to: usize,
+    /// The cursor's last item was not found again.
     page_changed: bool,
+    /// How the call was made, to say how to go on.
     continuation: &'page Continuation,
 }
 
 impl Part<'_> {
+    /// Its items.
     fn items(&self) -> &[Item] {
         &self.captured.items[self.from..self.to]
     }
 
+    /// Where it stopped and how to go on, when the page goes on after it.
     fn truncated(&self) -> Option<Truncated> {
         let total = self.captured.items.len();
         (self.to < total).then(|| Truncated {
@@ -137,6 +153,7 @@ impl Part<'_> {
         })
     }
 
+    /// The answer, in `format`.
     fn render(&self, format: SnapshotFormat) -> SnapshotOutput {
         match format {
             SnapshotFormat::Text => SnapshotOutput::Text(self.text()),
@@ -144,10 +161,12 @@ impl Part<'_> {
         }
     }
 
+    /// Elements in the part.
     fn interactive_count(&self) -> usize {
         self.items().iter().filter(|item| matches!(item, Item::Element { .. })).count()
     }
 
+    /// The part as text: the header, a line per item, and how to go on.
     fn text(&self) -> SnapshotText {
         let captured = self.captured;
         let mut out = render::header(captured, self.covered);
@@ -181,11 +200,13 @@ impl Part<'_> {
             omitted: self.covered.omitted.clone(),
             text_truncated: self.covered.text_truncated,
             from: (self.from > 0).then_some(self.from),
+            page_changed: self.page_changed,
             truncated,
             text: out,
         }
     }
 
+    /// The part as JSON: each list with the part's entries.
     fn json(&self) -> Value {
         let captured = self.captured;
         let mut page = json!({
