@@ -7,7 +7,7 @@
 // rows end lines, a row's cells are joined with a tab. Words an element line already says
 // are left out: the text inside an interactive element when its name is that text (a
 // link's words), and a label's text when it is the name of the control it labels.
-  // A longer line of text is split at a space: no item is ever too big for a part.
+  // A longer line of text is split at a space, so that no line takes much of an answer.
   const MAX_LINE_CHARS = 2000;
   // Never rendered, or read another way (a select's options are on its element line).
   const NOT_READ = new Set(['script', 'style', 'template', 'head', 'noscript', 'title', 'meta', 'link', 'datalist', 'caption']);
@@ -66,20 +66,20 @@
     const mark = (kind, entry) => items.push({ mark: kind, entry });
     // Depth first with an explicit stack (a deep page must not exhaust the call stack): an
     // element pushes what to do after its children, then its children in reverse.
-    const stack = [{ node: root, textShown: true, kept: false }];
+    const stack = [{ node: root, textShown: true, preserved: false }];
     while (stack.length) {
-      const { node, textShown, kept, after } = stack.pop();
+      const { node, textShown, preserved, after } = stack.pop();
       if (after) { after(); continue; }
       if (node.nodeType === 3) {
         if (!withText || !textShown) continue;
-        if (!kept) { pieces.push(node.data); continue; }
+        if (!preserved) { pieces.push(node.data); continue; }
         node.data.split('\n').forEach((part, index) => { if (index) endLine(); pieces.push(part); });
         continue;
       }
       if (node.nodeType !== 1 && node.nodeType !== 9 && node.nodeType !== 11) continue;
       let children = node.childNodes;
       let ownTextShown = textShown;
-      let ownKept = kept;
+      let ownPreserved = preserved;
       const afters = [];
       if (node.nodeType === 1) {
         const element = node;
@@ -90,7 +90,7 @@
         if (display === 'none') continue;
         elementCount++;
         ownTextShown = style.visibility === 'visible';
-        ownKept = KEPT_WHITESPACE.has(style.whiteSpace);
+        ownPreserved = KEPT_WHITESPACE.has(style.whiteSpace);
         const role = roleOf(element);
         if (tag === 'br') { endLine(); continue; }
         if (tag === 'iframe' || tag === 'frame') {
@@ -163,7 +163,7 @@
         }
       }
       if (afters.length) stack.push({ after: () => afters.forEach((run) => run()) });
-      for (let index = children.length - 1; index >= 0; index--) stack.push({ node: children[index], textShown: ownTextShown, kept: ownKept });
+      for (let index = children.length - 1; index >= 0; index--) stack.push({ node: children[index], textShown: ownTextShown, preserved: ownPreserved });
     }
     endLine();
     // A form whose own element was not read (hidden, elsewhere) is listed at the end.
