@@ -338,6 +338,11 @@ fn page_tools(lease: &Lease, fixtures: &Fixtures, shared: bool) {
             } else {
                 (last.to_string(), last["nodes"].as_array().map_or(0, Vec::len) as u64)
             };
+            // MALO_BENCH_DUMP=DIR keeps each page's last answer, to read what was counted.
+            if let Some(dir) = std::env::var_os("MALO_BENCH_DUMP") {
+                let name = format!("{}.{format}", path.trim_start_matches("/b/").trim_end_matches(".html"));
+                std::fs::write(PathBuf::from(dir).join(name), &payload).expect("the dump directory takes files");
+            }
             let (median, p95) = median_p95(&samples);
             println!(
                 "{label:<14} {format:>6} {median:>10.1} {p95:>9.1} {:>10} {:>9} {interactive:>12} {in_dom:>12}",

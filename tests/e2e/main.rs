@@ -21,6 +21,7 @@ mod profiles;
 mod screenshots;
 mod security;
 mod sessions;
+mod snapshots;
 mod tabs;
 mod tools;
 mod vault;

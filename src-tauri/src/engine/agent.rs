@@ -28,6 +28,7 @@ agent_sections!(
     "refs-and-queries.js",
     "roles-and-names.js",
     "selectors-and-geometry.js",
+    "snapshot-content.js",
     "snapshot.js",
     "locate-and-actionability.js",
     "actions-and-reads.js",
@@ -139,13 +140,17 @@ impl ElementAddress {
     }
 }
 
-/// `snapshot`: the page description (passed through to the tool as JSON).
-#[derive(Debug, Clone, Serialize)]
+/// `snapshot`: the document's content in document order (passed through to the tool as
+/// JSON: `items`, `nodes`, `frames`, `url`, `title`, `viewport`, `scope`).
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Snapshot {
-    /// Characters of visible text.
-    pub max_chars: usize,
-    /// Interactive elements at most.
-    pub max_items: usize,
+    /// `Some(0)`: no text, only elements and structure (any other cap is the tool's).
+    pub max_chars: Option<usize>,
+    /// Interactive elements described at most (the rest are counted in `omitted_nodes`).
+    pub max_items: Option<usize>,
+    /// Only this element's subtree (none: the whole document).
+    #[serde(flatten)]
+    pub scope: ElementAddress,
 }
 
 /// `locate`: find a target and describe it.

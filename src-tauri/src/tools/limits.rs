@@ -99,10 +99,15 @@ pub(crate) const SCREENSHOT_MAX_SIDE: u32 = 16_384;
 pub(crate) const OBSERVE_MAX_CHARS: Bounded<usize> = Bounded { default: 2000, max: 100_000 };
 /// `max_chars` of `extract`: characters per value.
 pub(crate) const EXTRACT_MAX_CHARS: Bounded<usize> = Bounded { default: 4000, max: 200_000 };
-/// `max_chars` of `snapshot`: visible page text (0 = none).
-pub(crate) const SNAPSHOT_MAX_CHARS: Bounded<usize> = Bounded { default: 4000, max: 200_000 };
-/// `max_items` of `snapshot`: entries per list (at least 1).
-pub(crate) const SNAPSHOT_MAX_ITEMS: Bounded<usize> = Bounded { default: 500, max: 5000 };
+/// `max_tokens` of `snapshot`: the estimated o200k tokens of one answer; a page that needs
+/// more is answered in parts.
+pub(crate) const SNAPSHOT_MAX_TOKENS: Bounded<usize> = Bounded { default: 12_000, max: 200_000 };
+/// The least `max_tokens` of `snapshot` may be: room for the header and a few lines.
+pub(crate) const SNAPSHOT_MIN_TOKENS: usize = 500;
+/// The most `max_chars` of `snapshot` may be (page text; 0 = none; by default all of it).
+pub(crate) const SNAPSHOT_MAX_CHARS: usize = 200_000;
+/// The most `max_items` of `snapshot` may be (entries per list, at least 1; by default all).
+pub(crate) const SNAPSHOT_MAX_ITEMS: usize = 5000;
 /// `limit` of `list_downloads` (at least 1; at most the records a session keeps).
 pub(crate) const LIST_DOWNLOADS_LIMIT: Bounded<usize> = Bounded { default: 20, max: crate::state::downloads::MAX_DOWNLOAD_RECORDS };
 /// `limit` of `events` (at least 1).

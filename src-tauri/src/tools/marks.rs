@@ -7,7 +7,6 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::limits::SNAPSHOT_MAX_ITEMS;
 use super::screenshot::CssRect;
 use super::targeting::TargetSummary;
 use super::ToolContext;
@@ -45,8 +44,7 @@ pub(crate) type Scroll = (f64, f64);
 /// The visible interactive elements of every frame, from a snapshot taken now (which also
 /// gives them their refs), with their boxes in document CSS px.
 pub(crate) async fn elements(context: &ToolContext, scroll: Scroll) -> Result<Vec<Marked>> {
-    let page = super::snapshot::capture(context, 0, SNAPSHOT_MAX_ITEMS.max).await?;
-    let nodes = page["nodes"].as_array().cloned().unwrap_or_default();
+    let nodes = super::snapshot::interactive_elements(context).await?;
     Ok(nodes
         .iter()
         .filter_map(|node| {

@@ -1,14 +1,15 @@
 //! Tools over a scripted page, in milliseconds: the real registry and handlers over the
 //! fake engine's [`FakePage`] (its page agent answers what each test scripts), on tokio's
 //! paused clock. What lies between the agent and a tool's answer is tested here:
-//! actionability and its retries, frame merging, key chords. That the page agent and
-//! WebKit do their part is proven by the end-to-end tests.
+//! actionability and its retries, frame merging, snapshot parts, key chords. That the
+//! page agent and WebKit do their part is proven by the end-to-end tests.
 
 mod actionability;
 // Key values are X keysyms: the engine's keys are GDK's.
 #[cfg(target_os = "linux")]
 mod chords;
 mod frames;
+mod parts;
 mod pdf;
 
 use std::sync::Arc;

@@ -25,6 +25,7 @@
       case 'header': return element.closest('article,aside,main,nav,section') ? null : 'banner';
       case 'footer': return element.closest('article,aside,main,nav,section') ? null : 'contentinfo';
       case 'aside': return 'complementary';
+      case 'section': return element.hasAttribute('aria-label') || element.hasAttribute('aria-labelledby') ? 'region' : null;
       case 'form': return 'form';
       case 'table': return 'table';
       case 'iframe': return 'iframe';
