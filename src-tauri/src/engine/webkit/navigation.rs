@@ -12,10 +12,14 @@ use super::tab::Tab;
 use crate::engine::{ActionSettle, HistoryAction, NavigationReport, SettleReport};
 use crate::error::{Error, ErrorCode, Result};
 
-/// Time between two settle samples.
+/// Time between two settle samples after an action.
 const SAMPLE_INTERVAL: Duration = Duration::from_millis(40);
 /// Consecutive quiet samples that make a page settled.
 const QUIET_SAMPLES: u32 = 2;
+/// Time between two settle samples after a load. The tab's requests are counted as they
+/// start and end, so quiet is known at once; the samples only leave a short window (two of
+/// them, 30 ms) for requests that timers and promises start after the load.
+const LOAD_SAMPLE_INTERVAL: Duration = Duration::from_millis(15);
 /// How long to wait for WebKit to report that a load started, before treating the call
 /// as a same-document navigation (fragment change) that fires no load events.
 const START_GRACE: Duration = Duration::from_millis(1500);
@@ -177,7 +181,7 @@ async fn wait_for_quiet(tab: &Tab, begun: Instant, budget: Duration) -> SettleRe
         if quiet_samples >= QUIET_SAMPLES || timed_out || tab.closed.get() {
             return settle_report(begun, count, quiet_samples, QUIET_SAMPLES, network_idle, timed_out);
         }
-        glib::timeout_future(SAMPLE_INTERVAL).await;
+        glib::timeout_future(LOAD_SAMPLE_INTERVAL).await;
     }
 }
 
