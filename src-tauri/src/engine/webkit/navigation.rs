@@ -17,9 +17,13 @@ const SAMPLE_INTERVAL: Duration = Duration::from_millis(40);
 /// Consecutive quiet samples that make a page settled.
 const QUIET_SAMPLES: u32 = 2;
 /// Time between two settle samples after a load. The tab's requests are counted as they
-/// start and end, so quiet is known at once; the samples only leave a short window (two of
-/// them, 30 ms) for requests that timers and promises start after the load.
+/// start and end, so quiet is known at once; the samples only leave a short window for
+/// what timers and promises start after the load: two of them (30 ms) on a page that has
+/// not changed since its load, [`QUIET_SAMPLES_AFTER_CHANGE`] on one that has.
 const LOAD_SAMPLE_INTERVAL: Duration = Duration::from_millis(15);
+/// Quiet samples after a load that a page which changed since must show (60 ms: longer
+/// than the step of a page that grows by a timer every 50 ms).
+const QUIET_SAMPLES_AFTER_CHANGE: u32 = 4;
 /// How long to wait for WebKit to report that a load started, before treating the call
 /// as a same-document navigation (fragment change) that fires no load events.
 const START_GRACE: Duration = Duration::from_millis(1500);
@@ -163,6 +167,7 @@ async fn wait_for_quiet(tab: &Tab, begun: Instant, budget: Duration) -> SettleRe
     let deadline = Instant::now() + budget;
     let mut last_count = None;
     let mut quiet_samples = 0;
+    let mut changed = false;
     loop {
         let count =
             tab.evaluate("return document.getElementsByTagName('*').length;").await.ok().and_then(|value| value.as_u64()).unwrap_or(0);
@@ -171,15 +176,17 @@ async fn wait_for_quiet(tab: &Tab, begun: Instant, budget: Duration) -> SettleRe
             state.started != state.finished
         };
         let network_idle = tab.pending_requests.get() <= 0 && !loading;
+        changed |= last_count.is_some_and(|last| last != count);
         if last_count == Some(count) && network_idle {
             quiet_samples += 1;
         } else {
             quiet_samples = 0;
         }
         last_count = Some(count);
+        let needed = if changed { QUIET_SAMPLES_AFTER_CHANGE } else { QUIET_SAMPLES };
         let timed_out = Instant::now() >= deadline;
-        if quiet_samples >= QUIET_SAMPLES || timed_out || tab.closed.get() {
-            return settle_report(begun, count, quiet_samples, QUIET_SAMPLES, network_idle, timed_out);
+        if quiet_samples >= needed || timed_out || tab.closed.get() {
+            return settle_report(begun, count, quiet_samples, needed, network_idle, timed_out);
         }
         glib::timeout_future(LOAD_SAMPLE_INTERVAL).await;
     }
