@@ -190,10 +190,7 @@ fn tool_command(tool: &ToolDescription) -> Command {
     }
     // The help says where the CLI's defaults differ from the schema's.
     let mut schema = tool.input_schema.clone();
-    for (field, value) in tool.presentation.cli_defaults {
-        let said = schema["properties"][*field]["description"].as_str().unwrap_or("").to_string();
-        schema["properties"][*field]["description"] = json!(format!("{said} Here the default is `{value}`."));
-    }
+    crate::tools::declare_defaults(&mut schema["properties"], tool.presentation.cli_defaults, "Here");
     with_schema_args(command, &schema)
 }
 

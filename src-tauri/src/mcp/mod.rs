@@ -85,11 +85,7 @@ impl<B: Backend> McpServer<B> {
                     "type": "string",
                     "description": "The session to use (from browser_session_new); omitted: this connection's default session, created on first use."
                 });
-                for (field, value) in tool.presentation.mcp_defaults {
-                    let said = properties[*field]["description"].as_str().unwrap_or("").to_string();
-                    properties[*field]["default"] = crate::tools::default_value(value);
-                    properties[*field]["description"] = json!(format!("{said} Over MCP the default is `{value}`."));
-                }
+                crate::tools::declare_defaults(properties, tool.presentation.mcp_defaults, "Over MCP");
                 Tool::new(format!("{PREFIX}{}", tool.name), tool.description, Arc::new(schema))
             })
             .collect();

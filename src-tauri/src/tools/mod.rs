@@ -199,6 +199,16 @@ pub fn default_value(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| json!(text))
 }
 
+/// Writes a surface's defaults into a tool's input-schema `properties`: each field's
+/// `default`, and its description ends saying so (`Over MCP the default is `text`.`).
+pub fn declare_defaults(properties: &mut Value, defaults: &[(&str, &str)], surface: &str) {
+    for (field, value) in defaults {
+        let said = properties[*field]["description"].as_str().unwrap_or("").to_string();
+        properties[*field]["default"] = default_value(value);
+        properties[*field]["description"] = json!(format!("{said} {surface} the default is `{value}`."));
+    }
+}
+
 /// Gives a call's `input` a surface's defaults (`mcp_defaults`, `cli_defaults`) when it
 /// sets none of their fields: a call that sets one chose for itself.
 pub fn apply_defaults(defaults: &[(&str, &str)], input: &mut serde_json::Map<String, Value>) {
