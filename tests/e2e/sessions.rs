@@ -131,7 +131,7 @@ fn a_hidden_session_runs_timers_and_animation_frames_at_full_rate() {
 }
 
 #[test]
-fn sessions_do_not_share_cookies_or_storage() {
+fn sessions_do_not_share_cookies_storage_caches_or_service_workers() {
     let daemon = Daemon::start();
     let fixtures = Fixtures::start();
     let lease_a = daemon.lease("agent-a");
@@ -154,11 +154,31 @@ fn sessions_do_not_share_cookies_or_storage() {
         assert_eq!(fixtures.seen("/echo").last().unwrap().cookie, None, "cookie leaked into {}", session.id);
     }
 
+    // Nor caches (Cache Storage, the HTTP cache) or service workers: the first session
+    // fills them and sees them, the others see none.
+    let isolation = |session: &Session, query: &str| {
+        session.navigate(&fixtures.url(&format!("/f/isolation.html{query}")));
+        let mut title = String::new();
+        assert!(
+            eventually(Duration::from_secs(10), || {
+                title = session.title();
+                title.contains("http=") || title.contains("error=")
+            }),
+            "{title}"
+        );
+        title
+    };
+    assert_eq!(isolation(&first, "?set=first"), "cache=first;sw=1;http=1");
+    assert_eq!(isolation(&first, ""), "cache=first;sw=1;http=1", "the first session's own caches serve it");
+    assert_eq!(isolation(&sibling, ""), "cache=;sw=0;http=2", "caches leaked into the sibling");
+    assert_eq!(isolation(&other_agent, ""), "cache=;sw=0;http=3", "caches leaked into another agent's session");
+
     // A new session after the first closes inherits nothing either.
     first.close();
     let later = lease_a.session();
     later.navigate(&fixtures.url("/f/storage.html"));
     assert_eq!(later.title(), "ls=;cookie=");
+    assert_eq!(isolation(&later, ""), "cache=;sw=0;http=4");
 }
 
 #[test]

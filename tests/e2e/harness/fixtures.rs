@@ -185,6 +185,12 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
         log.uploads.lock().unwrap().push(parts);
         Html(format!("<title>uploaded</title><p id=result>{}</p>", summary.join(" "))).into_response()
     }
+    /// A count of the requests for it, cacheable for an hour: an answer from a cache
+    /// repeats an earlier count.
+    async fn cached(State(log): State<FixtureLog>) -> Response {
+        let count = log.seen.lock().unwrap().iter().filter(|seen| seen.path == "/cached").count();
+        ([(header::CACHE_CONTROL, "public, max-age=3600")], count.to_string()).into_response()
+    }
     async fn record(State(log): State<FixtureLog>, request: Request, next: axum::middleware::Next) -> Response {
         let seen = log.seen;
         let seen_now = {
@@ -235,6 +241,8 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
         .route("/redirect-to-file", get(|| async { (StatusCode::FOUND, [(header::LOCATION, "file:///etc/passwd")], "").into_response() }))
         .route("/trickle", get(trickle))
         .route("/upload", axum::routing::post(upload))
+        .route("/cached", get(cached))
+        .route("/sw.js", get(|| async { ([(header::CONTENT_TYPE, "text/javascript")], "self.addEventListener('fetch', () => {});") }))
         .layer(axum::middleware::from_fn_with_state(log.clone(), record))
         .with_state(log)
 }
