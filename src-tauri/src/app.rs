@@ -125,8 +125,11 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
         BrokerInfo { endpoint: format!("http://127.0.0.1:{port}"), token: broker.token.expose().to_string(), pid: std::process::id() };
 
     let (stop_servers, servers_stopped) = watch::channel(false);
-    // Ready means ready: the JSON line, broker.json and the broker's port come only once
-    // the engine has opened a page; a failure ends the daemon with one line instead.
+    // Ready as soon as the broker can answer: the JSON line, broker.json and the broker's
+    // port come before any web process has started (a cold start does not wait for one).
+    // The engine's proof follows: a page opened, by the first agent's session or by a
+    // probe of the daemon's own; if the engine cannot open one, the daemon ends with one
+    // line saying why.
     let failure: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
     let announce = {
         let (broker, lock, failure, data_dir) = (broker.clone(), lock.clone(), failure.clone(), settings.data_dir.clone());
@@ -134,12 +137,8 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
             let until_stopped = |mut receiver: watch::Receiver<bool>| async move {
                 let _ = receiver.wait_for(|stopped| *stopped).await;
             };
-            let ready = match broker.probe().await {
-                Ok(()) => lock.write_broker_file(&info).map_err(|error| format!("cannot write broker.json: {error}")),
-                Err(error) => Err(format!("the browser engine cannot open a page: {}", error.message)),
-            };
-            if let Err(reason) = ready {
-                *failure.lock().expect("failure poisoned") = Some(reason);
+            if let Err(error) = lock.write_broker_file(&info) {
+                *failure.lock().expect("failure poisoned") = Some(format!("cannot write broker.json: {error}"));
                 handle.exit(1);
                 return;
             }
@@ -150,10 +149,15 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
             ));
             tokio::spawn(broker.clone().run_reaper(until_stopped(servers_stopped)));
             let line = serde_json::to_string(&info).expect("broker info serialises");
-            let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
-            drop(stdout);
+            {
+                let mut stdout = std::io::stdout().lock();
+                let _ = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
+            }
             tracing::info!(endpoint = %info.endpoint, pid = info.pid, data_dir = %data_dir.display(), "daemon started");
+            if let Err(error) = broker.prove_engine().await {
+                *failure.lock().expect("failure poisoned") = Some(format!("the browser engine cannot open a page: {}", error.message));
+                handle.exit(1);
+            }
         }
     };
 

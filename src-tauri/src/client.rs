@@ -282,7 +282,7 @@ pub fn ensure_broker(data_dir: &Path) -> Result<(BrokerInfo, ApiClient)> {
                 reason.unwrap_or_else(|| format!("the daemon exited ({status}) before it was ready; see {}", log.display())),
             ));
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(10));
     }
     Err(Error::new(ErrorCode::EngineUnavailable, format!("the daemon did not start within 60 s; see {}", log.display())))
 }

@@ -5,6 +5,7 @@
 //! Run with `scripts/bench.sh`. It drives the real daemon over HTTP like an agent, on
 //! the shared benchmark pages (`../shared/bench`) when present, else on the test fixtures.
 
+mod coldstart;
 #[path = "../e2e/harness/mod.rs"]
 mod harness;
 mod requests;
@@ -66,6 +67,15 @@ fn main() {
             return;
         }
         requests::request_list(&Daemon::start(), &fixtures);
+        return;
+    }
+    // `bench coldstart`: `malo mcp` from spawn to its first navigate against Playwright MCP's.
+    if std::env::args().nth(1).as_deref() == Some("coldstart") {
+        if !shared {
+            println!("(the cold start comparison needs the shared benchmark pages)");
+            return;
+        }
+        coldstart::cold_start(&fixtures);
         return;
     }
     // `bench tools`: only the page tools (snapshot, click, fill).
@@ -146,6 +156,10 @@ fn main() {
         proxy_cost(&fixtures, &page_b, &fixtures.url("/b/fetch50.html"));
     }
     mcp(&daemon, &lease, &fixtures);
+    if shared && full {
+        println!();
+        coldstart::cold_start(&fixtures);
+    }
 
     if full {
         memory(&daemon, &lease, &page_b);

@@ -10,8 +10,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { connect, killSurvivors, processTree, runningDaemon as daemonOf, sleep, startedAt, textOf } from './bench-common.mjs';
 
 const [maloBinary, dataDir, base, repsText] = process.argv.slice(2);
 const reps = Number(repsText || 15);
@@ -41,7 +40,6 @@ const figure = (name, target, samples, image) => {
   console.log(JSON.stringify({ figure: name, target, median_ms: at(0.5), p95_ms: at(0.95), bytes: image.bytes, width: image.width, height: image.height, n: samples.length }));
 };
 const failed = (target, error) => console.log(JSON.stringify({ figure: 'error', target, error: String(error && error.stack || error) }));
-const textOf = (answer) => (answer.content || []).filter((part) => part.type === 'text').map((part) => part.text).join('\n');
 
 // The image of a tool answer: its bytes and its size in pixels, read from the PNG or JPEG header.
 function imageOf(answer) {
@@ -64,81 +62,6 @@ function imageOf(answer) {
   return { bytes: data.length, width, height };
 }
 
-// The processes below `root` now, each with its start time (so a later process that reuses
-// the pid is never taken for it).
-function processTree(root) {
-  const children = new Map();
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const parent = Number(fields[1]);
-      if (!children.has(parent)) children.set(parent, []);
-      children.get(parent).push({ pid: Number(entry), started: fields[19] });
-    } catch {
-      // It exited meanwhile.
-    }
-  }
-  const found = [];
-  const stack = [root];
-  while (stack.length) {
-    for (const child of children.get(stack.pop()) || []) {
-      found.push(child);
-      stack.push(child.pid);
-    }
-  }
-  return found;
-}
-const startedAt = (pid) => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-};
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-// Kills, with SIGKILL, whichever of `processes` still runs.
-const killSurvivors = (processes) => {
-  for (const { pid, started } of processes) {
-    if (startedAt(pid) === started) {
-      try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
-    }
-  }
-};
-
-// The daemon's pid from `<data dir>/broker.json`, when that daemon runs.
-function runningDaemon() {
-  try {
-    const pid = JSON.parse(fs.readFileSync(path.join(dataDir, 'broker.json'), 'utf8')).pid;
-    return pid && startedAt(pid) !== undefined ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-// An MCP server over stdio, and a way to stop it with everything it started.
-async function connect(target, command, args) {
-  const transport = new StdioClientTransport({ command, args, env: { ...process.env }, stderr: 'pipe' });
-  let stderr = '';
-  const client = new Client({ name: 'malo-bench', version: '1.0.0' });
-  const connecting = client.connect(transport);
-  transport.stderr?.on('data', (chunk) => { stderr = (stderr + chunk).slice(-4000); });
-  await connecting;
-  const call = async (name, args = {}) => client.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
-  const callText = async (name, args = {}) => {
-    const answer = await call(name, args);
-    if (answer.isError) throw new Error(`${target} ${name} failed: ${textOf(answer).slice(0, 1000)}`);
-    return textOf(answer);
-  };
-  const close = async () => {
-    const tree = transport.pid ? processTree(transport.pid) : [];
-    await client.close().catch(() => {});
-    return tree;
-  };
-  return { call, callText, close, stderr: () => stderr };
-}
 
 // `reps` timed calls after the warm-ups; the figure of the last image.
 async function measure(name, target, shoot) {
@@ -157,7 +80,7 @@ async function measure(name, target, shoot) {
 async function runMalo() {
   // A daemon this run starts (`malo mcp` starts one when none runs on the data dir) is
   // stopped at the end; one that ran before is left alone.
-  const daemonBefore = runningDaemon();
+  const daemonBefore = daemonOf(dataDir);
   const server = await connect('malo', maloBinary, ['mcp', '--data-dir', dataDir, '--agent-id', 'bench-screenshots']);
   let tree = [];
   try {
@@ -174,7 +97,7 @@ async function runMalo() {
     throw new Error(`${error && error.stack || error}\nmalo mcp stderr: ${server.stderr()}`);
   } finally {
     tree = await server.close();
-    const daemon = runningDaemon();
+    const daemon = daemonOf(dataDir);
     if (daemon && daemon !== daemonBefore) {
       tree.push(...processTree(daemon), { pid: daemon, started: startedAt(daemon) });
       try { process.kill(daemon, 'SIGTERM'); } catch { /* gone */ }

@@ -11,8 +11,8 @@ use crate::harness::*;
 fn process_port_and_directory_counts_return_to_baseline() {
     let mut daemon = Daemon::start();
     let fixtures = Fixtures::start();
-    // The daemon proved it can open a page before it said it was ready; that probe's
-    // processes go within moments.
+    // No WebKit process before any session (a probe of the engine, had one run, leaves
+    // none behind).
     assert!(
         eventually(Duration::from_secs(5), || webkit_children(daemon.pid).is_empty()),
         "no WebKit process before any session: {:?}",

@@ -26,6 +26,10 @@ use crate::proxy::ProxyServices;
 use crate::secret::{random_hex, Token};
 use crate::session::{Owner, SessionServices, SessionSummary, SessionTable};
 
+/// How long after start the daemon probes its engine, unless an agent's session has
+/// proved it by then (a cold start's first session has the machine to itself).
+const PROBE_AFTER: Duration = Duration::from_secs(2);
+
 /// Starts the HTTP server of a lease on its listener, serving until the future resolves.
 /// The daemon (`app.rs`) provides it, so that the broker never knows HTTP.
 pub type LeaseServerSpawner = Arc<
@@ -350,9 +354,19 @@ impl Broker {
         views
     }
 
+    /// Proof that the engine can host pages: a session that opened, or else, once the
+    /// first agents have had the machine to themselves for a moment, a probe.
+    pub async fn prove_engine(&self) -> Result<()> {
+        tokio::time::sleep(PROBE_AFTER).await;
+        if self.services.engine_proven.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.probe().await
+    }
+
     /// Opens one session on about:blank and closes it: proof that the engine can host
-    /// pages. The daemon says it is ready only after this.
-    pub async fn probe(&self) -> Result<()> {
+    /// pages.
+    async fn probe(&self) -> Result<()> {
         let dir = self.leases_dir().join("probe");
         let table = SessionTable::new(
             Owner { lease_id: "probe".into(), agent_id: "malo".into(), lease_dir: dir.clone(), port: 0 },

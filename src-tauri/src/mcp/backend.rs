@@ -2,6 +2,7 @@
 //! into the registry of a lease (the `/mcp` endpoint).
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -26,19 +27,55 @@ pub trait Backend: Send + Sync + 'static {
     fn set_client_name(&self, _name: &str) {}
 }
 
-/// Calls the daemon's HTTP API: takes a lease (lazily, named after the MCP client) and
-/// keeps the tokens of the sessions it creates (in the [`LeaseClient`] the CLI uses too).
+/// Calls the daemon's HTTP API: finds (or starts) the daemon in the background, takes a
+/// lease (lazily, named after the MCP client) and keeps the tokens of the sessions it
+/// creates (in the [`LeaseClient`] the CLI uses too).
 #[derive(Debug)]
 pub struct HttpBackend {
-    broker: ApiClient,
+    data_dir: PathBuf,
+    /// The search for the daemon, started with the backend; taken by the first caller.
+    finding: std::sync::Mutex<Option<tokio::task::JoinHandle<Result<ApiClient>>>>,
+    broker: tokio::sync::OnceCell<Result<ApiClient>>,
     agent_id: std::sync::Mutex<Option<String>>,
     lease: tokio::sync::OnceCell<LeaseClient>,
 }
 
 impl HttpBackend {
-    /// A backend on the broker; `agent_id` overrides the name derived from the client.
-    pub fn new(broker: ApiClient, agent_id: Option<String>) -> HttpBackend {
-        HttpBackend { broker, agent_id: std::sync::Mutex::new(agent_id), lease: tokio::sync::OnceCell::new() }
+    /// A backend on the daemon of `data_dir`, which it starts finding (or starting) now, so
+    /// that the MCP handshake never waits for a daemon; `agent_id` overrides the name
+    /// derived from the client. Needs a tokio runtime.
+    pub fn starting(data_dir: PathBuf, agent_id: Option<String>) -> HttpBackend {
+        let finding = tokio::task::spawn_blocking({
+            let data_dir = data_dir.clone();
+            move || crate::client::ensure_broker(&data_dir).map(|(_, broker)| broker)
+        });
+        HttpBackend {
+            data_dir,
+            finding: std::sync::Mutex::new(Some(finding)),
+            broker: tokio::sync::OnceCell::new(),
+            agent_id: std::sync::Mutex::new(agent_id),
+            lease: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// The daemon's broker, once found; the same answer (or error) to every caller.
+    pub async fn broker(&self) -> Result<ApiClient> {
+        self.broker
+            .get_or_init(|| async {
+                let finding = self.finding.lock().expect("finding poisoned").take();
+                match finding {
+                    Some(finding) => {
+                        finding.await.unwrap_or_else(|error| Err(Error::internal(format!("the daemon search failed: {error}"))))
+                    }
+                    // A first caller gave up waiting: look again.
+                    None => {
+                        let data_dir = self.data_dir.clone();
+                        blocking(move || crate::client::ensure_broker(&data_dir).map(|(_, broker)| broker)).await
+                    }
+                }
+            })
+            .await
+            .clone()
     }
 
     /// The lease, taken on first use.
@@ -51,7 +88,7 @@ impl HttpBackend {
                     .expect("agent id poisoned")
                     .clone()
                     .unwrap_or_else(|| format!("mcp-{}", crate::secret::random_hex(3)));
-                let broker = self.broker.clone();
+                let broker = self.broker().await?;
                 blocking(move || LeaseClient::take(&broker, &agent_id)).await
             })
             .await

@@ -27,6 +27,11 @@ use crate::tools::ToolDescription;
 /// Prefix of every tool name over MCP.
 const PREFIX: &str = "browser_";
 
+/// How long a default session opened ahead of use waits for its first call before it
+/// closes again: a host that starts its MCP servers with every conversation keeps no
+/// browser for one that never browses.
+const PREPARED_UNUSED_FOR: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Options of the sessions an MCP connection creates (also `malo mcp`'s flags for them).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SessionOptions {
@@ -46,8 +51,11 @@ pub struct McpServer<B: Backend> {
     backend: Arc<B>,
     catalogue: Arc<Vec<ToolDescription>>,
     options: SessionOptions,
-    /// The session tools use when the call names none; created on first use.
+    /// The session tools use when the call names none; opened when the client has
+    /// initialised, or on first use.
     default_session: Arc<Mutex<Option<String>>>,
+    /// Whether a call has used the default session.
+    default_used: Arc<std::sync::atomic::AtomicBool>,
     /// The tool list as MCP shows it, made on first use (every call checks its name).
     listed: Arc<std::sync::OnceLock<Vec<Tool>>>,
 }
@@ -59,6 +67,7 @@ impl<B: Backend> Clone for McpServer<B> {
             catalogue: self.catalogue.clone(),
             options: self.options.clone(),
             default_session: self.default_session.clone(),
+            default_used: self.default_used.clone(),
             listed: self.listed.clone(),
         }
     }
@@ -67,7 +76,14 @@ impl<B: Backend> Clone for McpServer<B> {
 impl<B: Backend> McpServer<B> {
     /// A server over `backend`, exposing `catalogue`.
     pub fn new(backend: Arc<B>, catalogue: Vec<ToolDescription>, options: SessionOptions) -> McpServer<B> {
-        McpServer { backend, catalogue: Arc::new(catalogue), options, default_session: Arc::default(), listed: Arc::default() }
+        McpServer {
+            backend,
+            catalogue: Arc::new(catalogue),
+            options,
+            default_session: Arc::default(),
+            default_used: Arc::default(),
+            listed: Arc::default(),
+        }
     }
 
     fn tools(&self) -> &[Tool] {
@@ -112,6 +128,44 @@ impl<B: Backend> McpServer<B> {
         if let Some(session) = named {
             return Ok(session);
         }
+        self.default_used.store(true, std::sync::atomic::Ordering::Release);
+        self.default_session().await
+    }
+
+    /// Opens the default session while the client is still getting ready (its first page
+    /// call then finds it open: on a cold start, the web process starts meanwhile), and
+    /// closes it again if no call uses it within [`PREPARED_UNUSED_FOR`]. A failure here is
+    /// left for the first call to meet and report.
+    fn prepare_default_session(&self) {
+        let server = self.clone();
+        tokio::spawn(async move {
+            let Ok(prepared) = server.default_session().await else { return };
+            tokio::time::sleep(PREPARED_UNUSED_FOR).await;
+            let mut default = server.default_session.lock().await;
+            if default.as_deref() == Some(prepared.as_str()) && !server.default_used.load(std::sync::atomic::Ordering::Acquire) {
+                *default = None;
+                drop(default);
+                let _ = server.backend.session_close(&prepared).await;
+            }
+        });
+    }
+
+    /// Closes the default session if it was opened ahead of use and no call has used it:
+    /// a client that opens its own sessions gets the lease's every slot.
+    async fn give_back_prepared_session(&self) {
+        let mut default = self.default_session.lock().await;
+        if self.default_used.load(std::sync::atomic::Ordering::Acquire) {
+            return;
+        }
+        let prepared = default.take();
+        drop(default);
+        if let Some(prepared) = prepared {
+            let _ = self.backend.session_close(&prepared).await;
+        }
+    }
+
+    /// The default session, opened now if there is none.
+    async fn default_session(&self) -> Result<String> {
         let mut default = self.default_session.lock().await;
         if let Some(session) = default.as_ref() {
             return Ok(session.clone());
@@ -147,7 +201,10 @@ impl<B: Backend> McpServer<B> {
             Some(_) => return Err(Error::bad_request("session must be a string")),
         };
         match name {
-            "browser_session_new" => Ok(json_result(&self.backend.session_new(Value::Object(arguments)).await?)),
+            "browser_session_new" => {
+                self.give_back_prepared_session().await;
+                Ok(json_result(&self.backend.session_new(Value::Object(arguments)).await?))
+            }
             "browser_session_list" => Ok(json_result(&self.backend.session_list().await?)),
             "browser_session_close" => {
                 let session = match named {
@@ -241,6 +298,7 @@ impl<B: Backend> ServerHandler for McpServer<B> {
         if let Some(info) = context.peer.peer_info() {
             self.backend.set_client_name(&info.client_info.name);
         }
+        self.prepare_default_session();
     }
 
     async fn list_tools(

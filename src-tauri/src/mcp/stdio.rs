@@ -40,14 +40,13 @@ pub fn run(args: McpArgs) -> Result<()> {
 }
 
 async fn serve(args: McpArgs, data_dir: PathBuf) -> Result<()> {
-    let (_info, broker) = tokio::task::spawn_blocking(move || crate::client::ensure_broker(&data_dir))
-        .await
-        .map_err(|error| Error::internal(error.to_string()))??;
-    let backend = Arc::new(HttpBackend::new(broker.clone(), args.agent_id.clone()));
+    // The handshake is answered at once; the daemon is found (or started) meanwhile, and
+    // the first tool call waits for it if it must.
+    let backend = Arc::new(HttpBackend::starting(data_dir, args.agent_id.clone()));
     let server = McpServer::new(backend.clone(), ToolRegistry::standard().catalogue(), args.sessions);
     let service =
         server.serve(rmcp::transport::stdio()).await.map_err(|error| Error::internal(format!("MCP handshake failed: {error}")))?;
-    let heartbeat = tokio::spawn(keep_lease_alive(backend.clone(), broker.clone()));
+    let heartbeat = tokio::spawn(keep_lease_alive(backend.clone()));
     let cancel = service.cancellation_token();
     tokio::select! {
         _ = service.waiting() => {}
@@ -55,18 +54,19 @@ async fn serve(args: McpArgs, data_dir: PathBuf) -> Result<()> {
     }
     heartbeat.abort();
     backend.close_all().await;
-    if let Some(lease) = backend.held_lease() {
+    if let (Some(lease), Ok(broker)) = (backend.held_lease(), backend.broker().await) {
         let _ = broker.call_async("DELETE", format!("/v1/leases/{}", lease.lease_id), None).await;
     }
     Ok(())
 }
 
 /// Renews the lease (once taken) at a third of its lifetime.
-async fn keep_lease_alive(backend: Arc<HttpBackend>, broker: crate::client::ApiClient) {
+async fn keep_lease_alive(backend: Arc<HttpBackend>) {
     let mut interval = Duration::from_secs(1);
     loop {
         tokio::time::sleep(interval).await;
         let Some(lease) = backend.held_lease() else { continue };
+        let Ok(broker) = backend.broker().await else { continue };
         if let Ok(renewed) = broker.call_async("POST", format!("/v1/leases/{}/heartbeat", lease.lease_id), None).await {
             interval = lifetime(renewed["expires_at"].as_str().unwrap_or(&lease.expires_at)) / 3;
             interval = interval.clamp(Duration::from_millis(300), Duration::from_secs(60));

@@ -106,6 +106,8 @@ pub struct SessionServices {
     /// What session proxies share; `None` runs sessions without a proxy (no capture,
     /// no interception: for tests of the wire only).
     pub proxy: Option<Arc<ProxyServices>>,
+    /// Set once a session has opened: the engine can host pages.
+    pub engine_proven: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl SessionServices {
@@ -123,6 +125,7 @@ impl SessionServices {
             seq,
             changed,
             profiles: Arc::new(super::ProfileStore::new(data_dir.join("profiles"))),
+            engine_proven: Arc::default(),
             vault: Arc::new(crate::vault::Vault::new(data_dir)),
             proxy,
         }
@@ -265,6 +268,7 @@ impl SessionTable {
             }
             return Err(error);
         }
+        self.services.engine_proven.store(true, std::sync::atomic::Ordering::Release);
         events.push(None, crate::events::EventKind::SessionCreated { name: name.clone(), width, height });
         tracing::info!(session = %id, lease = %self.lease_id, %name, profile = profile.as_deref().unwrap_or("-"), "session opened");
         Ok(Arc::new(Session {

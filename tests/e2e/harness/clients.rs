@@ -81,11 +81,15 @@ impl ClientRun {
     }
 }
 
-/// Runs `tests/clients/<script>` with Node, from the clients' folder, with `args`.
+/// Runs `tests/clients/<script>` with Node, from the clients' folder, with `args`. The
+/// folder gets every script of `tests/clients` (they import each other).
 pub fn run_client(script: &str, args: &[&str]) -> ClientRun {
     let dir = clients_dir();
-    let source = super::repo_file(&format!("tests/clients/{script}"));
-    std::fs::copy(&source, dir.join(script)).expect("the client script copies");
+    for entry in std::fs::read_dir(super::repo_file("tests/clients")).expect("tests/clients is readable").flatten() {
+        if entry.path().extension().is_some_and(|extension| extension == "mjs") {
+            std::fs::copy(entry.path(), dir.join(entry.file_name())).expect("the client scripts copy");
+        }
+    }
     let output = Command::new("node").arg(script).args(args).current_dir(&dir).output().expect("node runs");
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
     let checks = stdout
