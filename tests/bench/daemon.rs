@@ -5,6 +5,7 @@
 //! Run with `scripts/bench.sh`. It drives the real daemon over HTTP like an agent, on
 //! the shared benchmark pages (`../shared/bench`) when present, else on the test fixtures.
 
+mod busy;
 mod coldstart;
 #[path = "../e2e/harness/mod.rs"]
 mod harness;
@@ -76,6 +77,15 @@ fn main() {
             return;
         }
         coldstart::cold_start(&fixtures);
+        return;
+    }
+    // `bench busy`: a session's latency while 16 others reload the large page.
+    if std::env::args().nth(1).as_deref() == Some("busy") {
+        if !shared {
+            println!("(the busy figures need the shared benchmark pages)");
+            return;
+        }
+        busy::many_sessions(&Daemon::start(), &fixtures);
         return;
     }
     // `bench tools`: only the page tools (snapshot, click, fill).
@@ -159,6 +169,7 @@ fn main() {
     if shared && full {
         println!();
         coldstart::cold_start(&fixtures);
+        busy::many_sessions(&daemon, &fixtures);
     }
 
     if full {

@@ -1,0 +1,125 @@
+//! `bench busy`: many sessions on one main thread. 16 sessions reload the large page in a
+//! loop while a 17th clicks a button by ref and snapshots the form page; the same calls
+//! with the 16 idle first. Prints both, the goal (busy p95 under twice the idle p95), and
+//! what the main thread saw meanwhile (`GET /v1/stats`).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::harness::*;
+use crate::median_p95;
+
+const BUSY_SESSIONS: usize = 16;
+const SAMPLES: usize = 40;
+
+pub(crate) fn many_sessions(daemon: &Daemon, fixtures: &Fixtures) {
+    // A lease holds at most 4 sessions: the busy ones come from 4 agents.
+    let leases: Vec<Lease> = (0..BUSY_SESSIONS / 4).map(|index| daemon.lease(&format!("bench-busy-{index}"))).collect();
+    let busy: Vec<Session> = (0..BUSY_SESSIONS).map(|index| leases[index / 4].session_sized(1280, 720)).collect();
+    let large = fixtures.url("/b/large.html");
+    for session in &busy {
+        session.navigate(&large);
+    }
+    let probe_lease = daemon.lease("bench-busy-probe");
+    let probe = probe_lease.session_sized(1280, 720);
+    probe.navigate(&fixtures.url("/b/form.html"));
+    let snapshot = probe.tool("snapshot", json!({})).body["result"].clone();
+    let apply = snapshot["nodes"].as_array().unwrap().iter().find(|node| node["name"] == "Apply coupon").unwrap()["ref"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let measure = || {
+        let (mut clicks, mut snapshots) = (Vec::new(), Vec::new());
+        for _ in 0..SAMPLES {
+            let begun = Instant::now();
+            assert_eq!(probe.tool("click", json!({ "ref": apply })).status, 200);
+            clicks.push(begun.elapsed());
+            let begun = Instant::now();
+            assert_eq!(probe.tool("snapshot", json!({ "format": "text" })).status, 200);
+            snapshots.push(begun.elapsed());
+        }
+        (median_p95(&clicks), median_p95(&snapshots))
+    };
+    let idle = measure();
+
+    // The 16 reload the large page for as long as the busy figures take.
+    let stop = Arc::new(AtomicBool::new(false));
+    let reloads = Arc::new(AtomicUsize::new(0));
+    let workers: Vec<_> = busy
+        .iter()
+        .cloned()
+        .map(|session| {
+            let (stop, reloads, large) = (stop.clone(), reloads.clone(), large.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    session.navigate(&large);
+                    reloads.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(2));
+    let stats_before = stats(daemon);
+    let begun = Instant::now();
+    let loaded = measure();
+    let elapsed = begun.elapsed();
+    let reloaded = reloads.load(Ordering::Relaxed);
+    let stats_after = stats(daemon);
+    stop.store(true, Ordering::Relaxed);
+    for worker in workers {
+        let _ = worker.join();
+    }
+
+    println!();
+    println!(
+        "{:<44} {:>9} {:>9} {:>10} {:>10}  goal",
+        format!("17th session, {BUSY_SESSIONS} others reloading (b)"),
+        "idle med",
+        "idle p95",
+        "busy med",
+        "busy p95"
+    );
+    for (name, (idle_median, idle_p95), (busy_median, busy_p95)) in
+        [("click a button by ref (a)", idle.0, loaded.0), ("snapshot, text (a)", idle.1, loaded.1)]
+    {
+        let met = if busy_p95 < 2.0 * idle_p95 { "met" } else { "not met" };
+        println!("{name:<44} {idle_median:>9.1} {idle_p95:>9.1} {busy_median:>10.1} {busy_p95:>10.1}  busy p95 < 2×idle p95: {met}");
+    }
+    println!(
+        "meanwhile: {reloaded} reloads of (b) in {:.1} s ({:.1}/s); main thread queue wait p99 {} ms, stalls p99 {} ms, max {} ms",
+        elapsed.as_secs_f64(),
+        reloaded as f64 / elapsed.as_secs_f64(),
+        stats_after["main_thread"]["queue_wait"]["p99_ms"],
+        stats_after["main_thread"]["stall"]["p99_ms"],
+        stats_after["main_thread"]["stall"]["max_ms"],
+    );
+    let stalled = |stats: &Value| stats["main_thread"]["stalled_total_ms"].as_f64().unwrap_or(0.0);
+    println!(
+        "main thread unavailable {:.0} ms of the {:.0} ms measured ({:.1} %)",
+        stalled(&stats_after) - stalled(&stats_before),
+        elapsed.as_secs_f64() * 1000.0,
+        (stalled(&stats_after) - stalled(&stats_before)) / (elapsed.as_secs_f64() * 10.0)
+    );
+    for hold in stats_after["main_thread"]["longest_holds"].as_array().into_iter().flatten().take(5) {
+        println!(
+            "  longest hold: {:<20} {:>8} ms over {} commands ({} over 50 ms)",
+            hold["command"].as_str().unwrap_or("?"),
+            hold["longest_ms"],
+            hold["commands"],
+            hold["over_50ms"]
+        );
+    }
+    println!("(the machine's cores are shared with the 16 sessions' web processes: a stall is also time the scheduler gave them)");
+    for session in busy {
+        session.close();
+    }
+    probe.close();
+}
+
+fn stats(daemon: &Daemon) -> Value {
+    request(daemon.port, "GET", "/v1/stats", &daemon.broker_headers(), None).body
+}
