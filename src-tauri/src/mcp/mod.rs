@@ -99,7 +99,7 @@ impl<B: Backend> McpServer<B> {
                 let properties = schema.entry("properties").or_insert_with(|| json!({}));
                 properties["session"] = json!({
                     "type": "string",
-                    "description": "The session to use (from browser_session_new); omitted: this connection's default session, created on first use."
+                    "description": "The session to use (from browser_session_new); omitted: this connection's default session (opened when the client initialises)."
                 });
                 crate::tools::declare_defaults(properties, tool.presentation.mcp_defaults, "Over MCP");
                 Tool::new(format!("{PREFIX}{}", tool.name), tool.description, Arc::new(schema))
