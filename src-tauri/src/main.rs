@@ -12,9 +12,9 @@ use malo::{Cli, Command};
 fn main() -> ExitCode {
     let registry = ToolRegistry::standard();
     let command = Cli::command().subcommands(malo::cli::commands(&registry));
-    let matches = command.get_matches();
+    let matches = command.clone().get_matches();
     if let Some((name, sub_matches)) = matches.subcommand() {
-        if let Some(result) = malo::cli::run(name, sub_matches, &registry) {
+        if let Some(result) = malo::cli::run(name, sub_matches, &registry, &command) {
             return match result {
                 Ok(output) => {
                     // A closed pipe (`| head`) is not an error worth a panic.
