@@ -35,6 +35,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Daemon(args) => malo::app::run_daemon(args).map_err(|error| error.to_string()),
         Command::Mcp(args) => malo::mcp::run(args).map_err(|error| error.to_string()),
+        Command::Doctor(args) => return malo::doctor::run(args),
         Command::Autostart { state } => malo::desktop::autostart::set(state == "on").map(|said| println!("{said}")),
     };
     match result {
