@@ -103,7 +103,12 @@ pub(crate) fn tool_command(tool: &ToolDescription) -> Command {
     let cli_name = tool.name.replace('_', "-");
     let mut command = Command::new(cli_name.clone())
         .about(tool.description)
-        .arg(Arg::new("session").short('s').long("session").help("Session id (default: the CLI's newest session, opened when there is none)"))
+        .arg(
+            Arg::new("session")
+                .short('s')
+                .long("session")
+                .help("Session id (default: the CLI's newest session, opened when there is none)"),
+        )
         .arg(super::data_dir_arg())
         .arg(super::json_arg());
     if cli_name != tool.name {
@@ -130,9 +135,9 @@ pub(crate) fn tool_command(tool: &ToolDescription) -> Command {
         let id = positional_id(argument);
         let mut arg = Arg::new(id.clone()).value_name(positional_name(argument));
         arg = match argument {
-            Positional::Target => arg
-                .help("The element: a ref from snapshot (e12 or @e12), else a CSS selector")
-                .conflicts_with_all(["ref", "selector"]),
+            Positional::Target => {
+                arg.help("The element: a ref from snapshot (e12 or @e12), else a CSS selector").conflicts_with_all(["ref", "selector"])
+            }
             Positional::Field(field) => {
                 let help = format!("Same as --{}", field.replace('_', "-"));
                 if takes_many(&schema, field) {
@@ -255,9 +260,9 @@ mod tests {
         let registry = ToolRegistry::standard();
         let description = registry.catalogue().into_iter().find(|listed| listed.name == tool).expect("a tool");
         let command = tool_command(&description);
-        let matches = command.try_get_matches_from(std::iter::once(tool).chain(words.iter().copied())).map_err(|error| {
-            Error::bad_request(error.to_string())
-        })?;
+        let matches = command
+            .try_get_matches_from(std::iter::once(tool).chain(words.iter().copied()))
+            .map_err(|error| Error::bad_request(error.to_string()))?;
         tool_input(&description.input_schema, description.presentation.positional, &matches)
     }
 

@@ -18,7 +18,12 @@ pub(crate) fn command() -> Command {
                 .arg(Arg::new("name").required(true))
                 .arg(Arg::new("origin").long("origin").required(true).help("e.g. https://example.com"))
                 .arg(Arg::new("username").long("username").required(true))
-                .arg(Arg::new("password-stdin").long("password-stdin").action(ArgAction::SetTrue).help("Read the password from standard input"))
+                .arg(
+                    Arg::new("password-stdin")
+                        .long("password-stdin")
+                        .action(ArgAction::SetTrue)
+                        .help("Read the password from standard input"),
+                )
                 .arg(super::data_dir_arg()),
         )
         .subcommand(Command::new("list").about("Names, origins and usernames (never passwords)").arg(super::data_dir_arg()))

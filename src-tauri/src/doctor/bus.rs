@@ -43,7 +43,8 @@ fn keyring(bus: &gio::DBusConnection) -> Check {
     if owned(bus, SECRET_SERVICE) {
         return Check::ok("keyring", format!("a Secret Service keyring runs ({SECRET_SERVICE})"));
     }
-    let fix = "start a keyring: gnome-keyring-daemon --start --components=secrets (apt install gnome-keyring), or log in to a desktop session";
+    let fix =
+        "start a keyring: gnome-keyring-daemon --start --components=secrets (apt install gnome-keyring), or log in to a desktop session";
     let detail = if activatable(bus, SECRET_SERVICE) {
         "no Secret Service keyring is running (D-Bus could start one on first use, which may ask to unlock it): the vault (`malo credentials`, password logins) needs it"
     } else {
@@ -76,7 +77,9 @@ fn tray_without_bus(has_display: bool) -> Check {
 
 /// Whether a name has an owner on the bus (a bus that does not answer: no).
 fn owned(bus: &gio::DBusConnection, name: &str) -> bool {
-    ask_bus(bus, "NameHasOwner", Some((name.to_string(),).to_variant()), "(b)").and_then(|reply| reply.get::<(bool,)>()).is_some_and(|(owned,)| owned)
+    ask_bus(bus, "NameHasOwner", Some((name.to_string(),).to_variant()), "(b)")
+        .and_then(|reply| reply.get::<(bool,)>())
+        .is_some_and(|(owned,)| owned)
 }
 
 /// Whether the bus would start a service for this name.

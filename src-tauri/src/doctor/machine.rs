@@ -108,7 +108,11 @@ pub(super) fn data_dir(dir: &Path) -> Check {
             Some(parent_meta) if Some(parent_meta.uid()) == my_uid() || parent_meta.permissions().mode() & 0o002 != 0 => {
                 Check::ok("data-dir", format!("{shown} does not exist yet; the daemon creates it (mode 0700)"))
             }
-            _ => Check::fail("data-dir", format!("{shown} does not exist and its parent is not yours to write"), "create it: mkdir -m 700 DIR, or pick another with --data-dir"),
+            _ => Check::fail(
+                "data-dir",
+                format!("{shown} does not exist and its parent is not yours to write"),
+                "create it: mkdir -m 700 DIR, or pick another with --data-dir",
+            ),
         };
     };
     if !meta.is_dir() {
@@ -116,7 +120,11 @@ pub(super) fn data_dir(dir: &Path) -> Check {
     }
     let mode = meta.permissions().mode() & 0o777;
     if Some(meta.uid()) != my_uid() || mode & 0o200 == 0 {
-        return Check::fail("data-dir", format!("{shown} is not yours to write (owner uid {}, mode {mode:o})", meta.uid()), format!("sudo chown -R $USER {shown} && chmod 700 {shown}"));
+        return Check::fail(
+            "data-dir",
+            format!("{shown} is not yours to write (owner uid {}, mode {mode:o})", meta.uid()),
+            format!("sudo chown -R $USER {shown} && chmod 700 {shown}"),
+        );
     }
     // The files that hold tokens must stay private.
     let exposed: Vec<String> = ["broker.json", "cli.json", "credentials.json"]
@@ -125,10 +133,18 @@ pub(super) fn data_dir(dir: &Path) -> Check {
         .map(|name| name.to_string())
         .collect();
     if !exposed.is_empty() {
-        return Check::fail("data-dir", format!("{} in {shown} can be read by others", exposed.join(", ")), format!("chmod 600 {shown}/*.json"));
+        return Check::fail(
+            "data-dir",
+            format!("{} in {shown} can be read by others", exposed.join(", ")),
+            format!("chmod 600 {shown}/*.json"),
+        );
     }
     if mode & 0o077 != 0 {
-        return Check::warn("data-dir", format!("{shown} is open to others (mode {mode:o}; the daemon makes it 0700)"), format!("chmod 700 {shown}"));
+        return Check::warn(
+            "data-dir",
+            format!("{shown} is open to others (mode {mode:o}; the daemon makes it 0700)"),
+            format!("chmod 700 {shown}"),
+        );
     }
     Check::ok("data-dir", format!("{shown} (mode {mode:o}, yours)"))
 }
@@ -180,9 +196,13 @@ fn free(port: u16) -> bool {
     std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
 }
 
-pub(super) fn ports(args: &DoctorArgs, daemon: &RunningDaemon) -> Vec<Check> {
+/// `default_dir`: whether the data directory is the default one, whose daemon takes the
+/// broker port; the CLI and `malo mcp` start another directory's on any free port.
+pub(super) fn ports(args: &DoctorArgs, daemon: &RunningDaemon, default_dir: bool) -> Vec<Check> {
     let broker = if daemon.port() == Some(args.daemon_port) {
         Check::ok("broker-port", format!("{} is the running daemon's", args.daemon_port))
+    } else if !default_dir {
+        Check::ok("broker-port", "not the default data directory: its daemon takes any free port (--daemon-port 0)")
     } else if free(args.daemon_port) {
         Check::ok("broker-port", format!("{} is free", args.daemon_port))
     } else {

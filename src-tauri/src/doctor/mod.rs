@@ -84,7 +84,8 @@ pub fn checks(args: &DoctorArgs) -> Result<Vec<Check>> {
     checks.extend(bus::checks(has_display));
     checks.push(machine::data_dir(&data_dir));
     checks.push(machine::daemon(&daemon));
-    checks.extend(machine::ports(args, &daemon));
+    let default_dir = crate::config::expand_home(crate::config::DEFAULT_DATA_DIR).is_ok_and(|default| default == data_dir);
+    checks.extend(machine::ports(args, &daemon, default_dir));
     Ok(checks)
 }
 

@@ -87,7 +87,8 @@ action_input! {
 
 /// `select`.
 pub(super) fn select_tool() -> Tool {
-    action_tool("select", "Choose option(s) of a <select> by value, label or index (from 0).", select).positional(&[Positional::Target, Positional::Field("value")])
+    action_tool("select", "Choose option(s) of a <select> by value, label or index (from 0).", select)
+        .positional(&[Positional::Target, Positional::Field("value")])
 }
 
 /// One option position or a list of them.

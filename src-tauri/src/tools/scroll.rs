@@ -47,7 +47,8 @@ pub(super) fn scroll_tool() -> Tool {
 
 /// `scroll_into_view`.
 pub(super) fn scroll_into_view_tool() -> Tool {
-    action_tool("scroll_into_view", "Scroll until an element is in the middle of the viewport.", scroll_into_view).positional(&[Positional::Target])
+    action_tool("scroll_into_view", "Scroll until an element is in the middle of the viewport.", scroll_into_view)
+        .positional(&[Positional::Target])
 }
 
 /// Output of `scroll_into_view`.

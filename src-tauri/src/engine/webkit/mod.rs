@@ -45,7 +45,11 @@ pub(crate) fn runtime_version() -> (u32, u32, u32) {
     // SAFETY: the three functions take no argument and only read constants of the loaded
     // library; they need no initialised GTK and no main thread.
     unsafe {
-        (webkit2gtk::ffi::webkit_get_major_version(), webkit2gtk::ffi::webkit_get_minor_version(), webkit2gtk::ffi::webkit_get_micro_version())
+        (
+            webkit2gtk::ffi::webkit_get_major_version(),
+            webkit2gtk::ffi::webkit_get_minor_version(),
+            webkit2gtk::ffi::webkit_get_micro_version(),
+        )
     }
 }
 
