@@ -146,6 +146,25 @@ mod tests {
     }
 
     #[test]
+    fn the_cli_document_shows_each_positional_form_as_the_registry_has_it() {
+        let catalogue = ToolRegistry::standard().catalogue();
+        let document = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/CLI.md")).unwrap().replace("\\|", "|");
+        let forms: Vec<String> =
+            catalogue.iter().filter(|tool| !tool.presentation.positional.is_empty()).map(|tool| usage(&catalogue, tool.name)).collect();
+        for shown in shown_commands(&document).into_iter().filter(|line| line.contains('<')) {
+            let shown = shown.trim_end_matches("...").to_string();
+            assert!(forms.contains(&shown), "docs/CLI.md shows `{shown}`, which is not a form of {forms:?}");
+        }
+        for tool in catalogue.iter().filter(|tool| !tool.presentation.positional.is_empty()) {
+            let cli_name = tool.presentation.cli_alias.map(str::to_string).unwrap_or_else(|| tool.name.replace('_', "-"));
+            assert!(
+                document.contains(&format!("`{}", usage(&catalogue, tool.name))) || document.contains(&format!("`{cli_name}`")),
+                "{cli_name}"
+            );
+        }
+    }
+
+    #[test]
     fn the_guide_is_under_two_thousand_tokens() {
         let text = skill(&ToolRegistry::standard());
         let tokens = tiktoken_rs::o200k_base().expect("the o200k tokenizer").encode_with_special_tokens(&text).len();
