@@ -165,11 +165,37 @@ fn navigation_line(navigation: &Value) -> String {
     }
 }
 
-/// One listed item on one line: its plain values (a flag by its name when set).
+/// The fields that name a listed item and say what it is, in the order a line shows them:
+/// an item that has some shows only these (a session's directories and clocks stay out).
+const ITEM_FIELDS: [&str; 18] = [
+    "tab",
+    "session_id",
+    "download_id",
+    "rule_id",
+    "id",
+    "ref",
+    "role",
+    "name",
+    "type",
+    "level",
+    "status",
+    "title",
+    "text",
+    "suggested_filename",
+    "saved_path",
+    "url",
+    "selected",
+    "error",
+];
+
+/// One listed item on one line: its naming values (a flag by its name when set).
 fn item_line(item: &Value) -> String {
     let Some(object) = item.as_object() else { return scalar(item) };
+    let naming: Vec<(&String, &Value)> =
+        ITEM_FIELDS.iter().filter_map(|field| object.get_key_value(*field)).collect();
+    let fields: Vec<(&String, &Value)> = if naming.is_empty() { object.iter().collect() } else { naming };
     let mut words = Vec::new();
-    for (key, value) in object {
+    for (key, value) in fields {
         match value {
             Value::Bool(true) => words.push(key.clone()),
             Value::String(text) if !text.is_empty() => words.push(if text.contains(' ') { format!("{text:?}") } else { text.clone() }),
@@ -209,6 +235,6 @@ mod tests {
         assert_eq!(human(&json!({ "value": "actions", "tab": "t1", "seq": 3 })), "actions");
         assert_eq!(human(&json!({ "value": { "a": 1 }, "tab": "t1", "seq": 3 })), "{\"a\":1}");
         let tabs = json!({ "selected": "t1", "tabs": [{ "tab": "t1", "title": "Hello page", "url": "http://x.test/", "selected": true, "opener": null }] });
-        assert_eq!(human(&tabs), "selected: t1\ntabs: 1\n  selected  t1  \"Hello page\"  http://x.test/");
+        assert_eq!(human(&tabs), "selected: t1\ntabs: 1\n  t1  \"Hello page\"  http://x.test/  selected");
     }
 }
