@@ -191,8 +191,7 @@ const ITEM_FIELDS: [&str; 18] = [
 /// One listed item on one line: its naming values (a flag by its name when set).
 fn item_line(item: &Value) -> String {
     let Some(object) = item.as_object() else { return scalar(item) };
-    let naming: Vec<(&String, &Value)> =
-        ITEM_FIELDS.iter().filter_map(|field| object.get_key_value(*field)).collect();
+    let naming: Vec<(&String, &Value)> = ITEM_FIELDS.iter().filter_map(|field| object.get_key_value(*field)).collect();
     let fields: Vec<(&String, &Value)> = if naming.is_empty() { object.iter().collect() } else { naming };
     let mut words = Vec::new();
     for (key, value) in fields {
