@@ -101,8 +101,16 @@ fn takes_many(schema: &Value, field: &str) -> bool {
 /// `--data-dir`, `--json`, and `-o FILE` when its result holds a file.
 pub(crate) fn tool_command(tool: &ToolDescription) -> Command {
     let cli_name = tool.name.replace('_', "-");
+    // `malo --help` lists a sentence per tool; `malo <tool> --help` gives it all.
+    let first_sentence = tool.description.split(". ").next().unwrap_or(tool.description).trim_end_matches('.');
+    let mut usage = format!("malo {cli_name} [OPTIONS]");
+    for argument in tool.presentation.positional {
+        usage.push_str(&format!(" <{}>", positional_name(argument)));
+    }
     let mut command = Command::new(cli_name.clone())
-        .about(tool.description)
+        .about(format!("{first_sentence}."))
+        .long_about(tool.description)
+        .override_usage(usage)
         .arg(
             Arg::new("session")
                 .short('s')

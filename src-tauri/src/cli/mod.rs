@@ -166,10 +166,7 @@ fn call_tool(lease: &LeaseClient, tool: &ToolDescription, matches: &ArgMatches, 
     let open = !tool.presentation.ends_session;
     let (session, opened) = match &named {
         Some(session) => (session.clone(), false),
-        None => lease.default_session(&spec, open).map_err(|error| match error.code {
-            ErrorCode::SessionNotFound => Error::new(ErrorCode::SessionNotFound, "no session is open"),
-            _ => error,
-        })?,
+        None => lease.default_session(&spec, open)?,
     };
     if opened {
         announce(&session, None);
