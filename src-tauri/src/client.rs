@@ -32,7 +32,12 @@ impl std::fmt::Debug for ApiClient {
 impl ApiClient {
     /// A client of `base` (`http://127.0.0.1:<port>`) sending `headers` with every request.
     pub fn new(base: &str, headers: Vec<(&'static str, String)>) -> ApiClient {
-        let config = ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(180))).build();
+        ApiClient::with_timeout(base, headers, Duration::from_secs(180))
+    }
+
+    /// [`ApiClient::new`] whose every request gives up after `timeout`.
+    pub fn with_timeout(base: &str, headers: Vec<(&'static str, String)>, timeout: Duration) -> ApiClient {
+        let config = ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(timeout)).build();
         ApiClient { agent: config.into(), base: base.trim_end_matches('/').to_string(), headers }
     }
 
@@ -84,6 +89,38 @@ impl ApiClient {
         tokio::task::spawn_blocking(move || client.call(method, &path, body.as_ref()))
             .await
             .map_err(|error| Error::internal(format!("client task failed: {error}")))?
+    }
+}
+
+/// Options of the sessions a client opens by itself (the default session of an MCP
+/// connection or of the CLI); also `malo mcp`'s flags for them.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SessionOptions {
+    /// Use this named login profile for the sessions it opens.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Viewport width of the sessions it opens.
+    #[arg(long)]
+    pub width: Option<u32>,
+    /// Viewport height of the sessions it opens.
+    #[arg(long)]
+    pub height: Option<u32>,
+}
+
+impl SessionOptions {
+    /// `POST /v1/sessions`' body for a default session named `name`.
+    pub fn spec(&self, name: &str) -> Value {
+        let mut spec = serde_json::json!({ "name": name });
+        if let Some(width) = self.width {
+            spec["width"] = serde_json::json!(width);
+        }
+        if let Some(height) = self.height {
+            spec["height"] = serde_json::json!(height);
+        }
+        if let Some(profile) = &self.profile {
+            spec["profile"] = serde_json::json!(profile);
+        }
+        spec
     }
 }
 
@@ -200,6 +237,24 @@ impl LeaseClient {
             )
         })?;
         Ok((id, self.api.with_header("x-malo-session-token", token)))
+    }
+
+    /// The session a call that names none uses: the newest it opened, else (when `open`) a
+    /// new one opened with `spec`. Answers its id and whether it was opened now.
+    pub fn default_session(&self, spec: &Value, open: bool) -> Result<(String, bool)> {
+        if let Some((id, _)) = self.book().last() {
+            return Ok((id.clone(), false));
+        }
+        if !open {
+            return Err(Error::new(ErrorCode::SessionNotFound, "no session is open"));
+        }
+        let created = self.open_session(spec)?;
+        Ok((created["session_id"].as_str().unwrap_or_default().to_string(), true))
+    }
+
+    /// Forgets a session the daemon no longer has (closed when idle, or the daemon restarted).
+    pub fn forget_session(&self, session: &str) {
+        self.forget(session);
     }
 
     /// Calls a tool on a session it opened; forgets the session when the tool closed it.

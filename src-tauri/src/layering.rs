@@ -32,6 +32,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("cdp", 7),
     ("mcp", 8),
     ("cli", 8),
+    ("doctor", 8),
     ("http", 9),
     ("desktop", 10),
     ("app", 11),

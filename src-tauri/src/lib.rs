@@ -10,6 +10,7 @@ pub mod client;
 pub mod config;
 pub mod desktop;
 pub mod display;
+pub mod doctor;
 pub mod engine;
 pub mod http;
 pub mod listen;
@@ -51,6 +52,8 @@ pub enum Command {
     Daemon(config::DaemonArgs),
     /// Serve MCP over stdio for one agent (starts the daemon when none runs).
     Mcp(mcp::McpArgs),
+    /// Check what malo needs on this machine and say how to fix each miss.
+    Doctor(doctor::DoctorArgs),
     /// Start the daemon when you log in (an XDG autostart entry), or stop doing so.
     Autostart {
         /// `on` or `off`.

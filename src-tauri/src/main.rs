@@ -12,9 +12,9 @@ use malo::{Cli, Command};
 fn main() -> ExitCode {
     let registry = ToolRegistry::standard();
     let command = Cli::command().subcommands(malo::cli::commands(&registry));
-    let matches = command.get_matches();
+    let matches = command.clone().get_matches();
     if let Some((name, sub_matches)) = matches.subcommand() {
-        if let Some(result) = malo::cli::run(name, sub_matches, &registry) {
+        if let Some(result) = malo::cli::run(name, sub_matches, &registry, &command) {
             return match result {
                 Ok(output) => {
                     // A closed pipe (`| head`) is not an error worth a panic.
@@ -35,6 +35,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Daemon(args) => malo::app::run_daemon(args).map_err(|error| error.to_string()),
         Command::Mcp(args) => malo::mcp::run(args).map_err(|error| error.to_string()),
+        Command::Doctor(args) => return malo::doctor::run(args),
         Command::Autostart { state } => malo::desktop::autostart::set(state == "on").map(|said| println!("{said}")),
     };
     match result {

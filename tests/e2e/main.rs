@@ -4,9 +4,11 @@
 
 mod harness;
 
+mod cli;
 mod daemon;
 mod desktop;
 mod devtools;
+mod doctor;
 mod fidelity;
 mod files;
 mod headless;

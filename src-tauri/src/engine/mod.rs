@@ -21,6 +21,12 @@ use crate::state::{Downloads, Tabs};
 #[cfg(target_os = "linux")]
 pub mod webkit;
 
+/// The WebKitGTK library this process runs with: `(major, minor, micro)`.
+#[cfg(target_os = "linux")]
+pub fn webkit_version() -> (u32, u32, u32) {
+    webkit::runtime_version()
+}
+
 /// The platform key value of a key (see [`keys`]), if the platform has one.
 #[cfg(target_os = "linux")]
 pub fn keyval(key: &keys::Key) -> Option<u32> {

@@ -33,18 +33,7 @@ const PREFIX: &str = "browser_";
 const PREPARED_UNUSED_FOR: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Options of the sessions an MCP connection creates (also `malo mcp`'s flags for them).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct SessionOptions {
-    /// Use this named login profile for the sessions it opens.
-    #[arg(long)]
-    pub profile: Option<String>,
-    /// Viewport width of the sessions it opens.
-    #[arg(long)]
-    pub width: Option<u32>,
-    /// Viewport height of the sessions it opens.
-    #[arg(long)]
-    pub height: Option<u32>,
-}
+pub use crate::client::SessionOptions;
 
 /// The MCP server for one client connection.
 pub struct McpServer<B: Backend> {
@@ -170,17 +159,7 @@ impl<B: Backend> McpServer<B> {
         if let Some(session) = default.as_ref() {
             return Ok(session.clone());
         }
-        let mut spec = json!({ "name": "mcp" });
-        if let Some(width) = self.options.width {
-            spec["width"] = json!(width);
-        }
-        if let Some(height) = self.options.height {
-            spec["height"] = json!(height);
-        }
-        if let Some(profile) = &self.options.profile {
-            spec["profile"] = json!(profile);
-        }
-        let created = self.backend.session_new(spec).await?;
+        let created = self.backend.session_new(self.options.spec("mcp")).await?;
         let id = created["session_id"].as_str().unwrap_or_default().to_string();
         *default = Some(id.clone());
         Ok(id)

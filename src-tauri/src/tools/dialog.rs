@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Tool, ToolContext};
+use super::{Positional, Tool, ToolContext};
 use crate::state::DialogPolicy;
 
 /// Accept or dismiss.
@@ -65,4 +65,5 @@ pub(super) fn tool() -> Tool {
             Ok(DialogOutput { ok: true, action: input.action, persist: policy.persist, prompt_text: policy.prompt_text })
         },
     )
+    .positional(&[Positional::Field("action")])
 }

@@ -9,7 +9,7 @@ use super::action_input::action_input;
 use super::outcome::{self, action_tool, ActionOutcome, ActionTarget};
 use super::page_agent::{self, agent, read_agent_answer};
 use super::targeting::{actionable, locate, ElementTarget, Needs, TargetSummary};
-use super::{Tool, ToolContext};
+use super::{Positional, Tool, ToolContext};
 use crate::engine::agent::{AgentOp, Fill, Focus, Locate, Select, SetValue};
 use crate::engine::{InputEvent, Modifiers, MouseButton};
 use crate::error::{Error, ErrorCode, Result};
@@ -27,7 +27,7 @@ action_input! {
 
 /// `fill`.
 pub(super) fn fill_tool() -> Tool {
-    action_tool("fill", "Type text into an input (any text-like type), textarea or editable element (replacing its content unless clear=false), with trusted input events; on date, time, datetime-local, month, week, color and range inputs, set the value in the type's format (YYYY-MM-DD, HH:MM, ...) as a picker would.", fill)
+    action_tool("fill", "Type text into an input (any text-like type), textarea or editable element (replacing its content unless clear=false), with trusted input events; on date, time, datetime-local, month, week, color and range inputs, set the value in the type's format (YYYY-MM-DD, HH:MM, ...) as a picker would.", fill).positional(&[Positional::Target, Positional::Field("text")])
 }
 
 /// Input types whose value a picker sets: `fill` sets it in the type's own format.
@@ -88,6 +88,7 @@ action_input! {
 /// `select`.
 pub(super) fn select_tool() -> Tool {
     action_tool("select", "Choose option(s) of a <select> by value, label or index (from 0).", select)
+        .positional(&[Positional::Target, Positional::Field("value")])
 }
 
 /// One option position or a list of them.
@@ -174,6 +175,7 @@ pub(super) fn check_tool() -> Tool {
     action_tool("check", "Check a checkbox, radio or switch (a click, only if it is not checked yet).", |context, input: CheckInput| {
         set_checked(context, input, true)
     })
+    .positional(&[Positional::Target])
 }
 
 /// `uncheck`.
@@ -181,6 +183,7 @@ pub(super) fn uncheck_tool() -> Tool {
     action_tool("uncheck", "Uncheck a checkbox or switch (a click, only if it is checked).", |context, input: CheckInput| {
         set_checked(context, input, false)
     })
+    .positional(&[Positional::Target])
 }
 
 /// Output of `check` and `uncheck`.
@@ -255,7 +258,7 @@ async fn set_checked(context: ToolContext, input: CheckInput, wanted: bool) -> R
 
 /// `focus`.
 pub(super) fn focus_tool() -> Tool {
-    action_tool("focus", "Give an element keyboard focus.", focus)
+    action_tool("focus", "Give an element keyboard focus.", focus).positional(&[Positional::Target])
 }
 
 /// Output of `focus`.

@@ -9,7 +9,7 @@ use super::limits::{MAX_TYPED_CHARS, TYPE_DELAY_MS};
 use super::outcome::{self, action_tool, ActionOutcome, ActionTarget};
 use super::page_agent::{self, agent};
 use super::targeting::{actionable, ElementTarget, Needs};
-use super::{Tool, ToolContext};
+use super::{Positional, Tool, ToolContext};
 use crate::engine::agent::Focus;
 use crate::engine::keys::{self, Chord, ModifierKey};
 use crate::engine::{EditingCommand, InputEvent, KeyStroke, Modifiers, TabRequest};
@@ -34,7 +34,7 @@ action_input! {
 
 /// `press`.
 pub(super) fn press_tool() -> Tool {
-    action_tool("press", "Press a key or combination (Enter, Tab, Escape, ArrowDown, Control+A, ...) on the focused element, or on the given element after focusing it.", press)
+    action_tool("press", "Press a key or combination (Enter, Tab, Escape, ArrowDown, Control+A, ...) on the focused element, or on the given element after focusing it.", press).positional(&[Positional::Field("key")])
 }
 
 /// Output of `press`.
@@ -143,7 +143,7 @@ pub(crate) struct TypeOutput {
 
 /// `type`.
 pub(super) fn type_tool() -> Tool {
-    action_tool("type", "Type text into the given element (focused first) or the focused one, one character at a time with real key events (keydown, keypress, input, keyup; Shift for capitals and symbols), optionally delay_ms apart. For pages that react to keys; fill is faster for plain fields.", type_text)
+    action_tool("type", "Type text into the given element (focused first) or the focused one, one character at a time with real key events (keydown, keypress, input, keyup; Shift for capitals and symbols), optionally delay_ms apart. For pages that react to keys; fill is faster for plain fields.", type_text).positional(&[Positional::Field("text")])
 }
 
 /// Types text key by key, as a person does on a US keyboard: each character is a keydown,

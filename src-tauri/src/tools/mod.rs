@@ -160,9 +160,17 @@ pub struct Presentation {
     /// when the call gives none of them, and the schema says so: snapshot's `format` =
     /// `text`, which models read best; screenshot's size cap.
     pub mcp_defaults: &'static [(&'static str, &'static str)],
-    /// The same for the CLI: requests' `format` = `text`, which people read best in a
-    /// terminal (snapshot keeps JSON there, as scripts read it).
+    /// The same for the CLI on a terminal (its output for people): snapshot's and
+    /// requests' `format` = `text`, which people read best. Piped, or with `--json`, the
+    /// CLI sends the schema's own defaults, as scripts expect.
     pub cli_defaults: &'static [(&'static str, &'static str)],
+    /// The command line's positional arguments, in order (`malo fill e3 hello`): the CLI
+    /// parses them, its help and completions name them and `malo skill` shows them. Each
+    /// is a flag too (`--ref`, `--text`).
+    pub positional: &'static [Positional],
+    /// A shorter name of the CLI's subcommand (`eval` for `evaluate`), beside the tool's
+    /// own name written with hyphens (`wait-for`).
+    pub cli_alias: Option<&'static str>,
     /// When the result's `format` is `text`, this field is the answer as people and models
     /// read it: MCP and the CLI show it as is.
     pub text_field: Option<&'static str>,
@@ -172,6 +180,16 @@ pub struct Presentation {
     pub attachment: Option<Attachment>,
     /// The call ends the session it addresses: MCP forgets it as its default session.
     pub ends_session: bool,
+}
+
+/// A positional argument of a tool on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Positional {
+    /// The input field of this name; an array field takes every remaining word.
+    Field(&'static str),
+    /// The element an action is aimed at: a ref (`e12` or `@e12`) sets `ref`, anything
+    /// else is a CSS `selector`.
+    Target,
 }
 
 /// Where a result holds a file (`mime_type`, base64 `data` or a `path`).
@@ -261,9 +279,23 @@ impl Tool {
         Tool::build(name, description, Scope::Session, handle)
     }
 
-    /// The tool shown this way over MCP and the CLI.
+    /// The tool shown this way over MCP and the CLI (keeping its positional arguments and
+    /// CLI alias, which [`Tool::positional`] and [`Tool::cli_alias`] set).
     pub fn presented(mut self, presentation: Presentation) -> Tool {
-        self.presentation = presentation;
+        let (positional, cli_alias) = (self.presentation.positional, self.presentation.cli_alias);
+        self.presentation = Presentation { positional, cli_alias, ..presentation };
+        self
+    }
+
+    /// The tool's positional arguments on the command line (see [`Presentation::positional`]).
+    pub fn positional(mut self, positional: &'static [Positional]) -> Tool {
+        self.presentation.positional = positional;
+        self
+    }
+
+    /// A shorter name of its CLI subcommand (see [`Presentation::cli_alias`]).
+    pub fn cli_alias(mut self, alias: &'static str) -> Tool {
+        self.presentation.cli_alias = Some(alias);
         self
     }
 
@@ -584,6 +616,26 @@ mod tests {
         let navigate = registry.get("navigate").unwrap();
         assert_eq!(navigate.input_schema["required"], json!(["url"]));
         assert!(registry.get("nope").is_err());
+    }
+
+    #[test]
+    fn positional_arguments_name_fields_of_their_tools_input() {
+        for tool in ToolRegistry::standard().catalogue() {
+            let properties = &tool.input_schema["properties"];
+            let positional = tool.presentation.positional;
+            for argument in positional {
+                match argument {
+                    Positional::Field(field) => assert!(properties.get(field).is_some(), "{}: no field {field}", tool.name),
+                    Positional::Target => {
+                        assert!(properties.get("ref").is_some() && properties.get("selector").is_some(), "{}", tool.name)
+                    }
+                }
+                assert_eq!(positional.iter().filter(|other| *other == argument).count(), 1, "{}: {argument:?} twice", tool.name);
+            }
+        }
+        let registry = ToolRegistry::standard();
+        assert_eq!(registry.get("fill").unwrap().presentation.positional, &[Positional::Target, Positional::Field("text")]);
+        assert_eq!(registry.get("evaluate").unwrap().presentation.cli_alias, Some("eval"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{outcome, Tool, ToolContext};
+use super::{outcome, Positional, Tool, ToolContext};
 use crate::engine::{NavigationReport, TabRequest};
 use crate::error::{Error, Result};
 
@@ -76,6 +76,7 @@ pub(super) fn tool() -> Tool {
             }
         },
     )
+    .positional(&[Positional::Field("url")])
 }
 
 /// The output for a finished navigation.

@@ -10,7 +10,7 @@ use super::limits::CLICK_COUNT;
 use super::outcome::{self, action_tool, ActionOutcome, ActionTarget, DragEnds};
 use super::page_agent::{self, agent, read_agent_answer};
 use super::targeting::{point_or_element, ElementTarget, Needs};
-use super::{Tool, ToolContext};
+use super::{Positional, Tool, ToolContext};
 use crate::engine::agent::{AgentOp, Html5Drag};
 use crate::engine::keys::ModifierKey;
 use crate::engine::{InputEvent, Modifiers, MouseButton};
@@ -34,7 +34,7 @@ action_input! {
 
 /// `click`.
 pub(super) fn click_tool() -> Tool {
-    action_tool("click", "Click an element (ref or selector) or a point with trusted mouse events, after scrolling it into view and checking it is visible, enabled and not covered. Reports navigation, dialogs and blocked popups it caused.", click)
+    action_tool("click", "Click an element (ref or selector) or a point with trusted mouse events, after scrolling it into view and checking it is visible, enabled and not covered. Reports navigation, dialogs and blocked popups it caused.", click).positional(&[Positional::Target])
 }
 
 async fn click(context: ToolContext, input: ClickInput) -> Result<ActionOutcome> {
@@ -63,7 +63,7 @@ action_input! {
 
 /// `hover`.
 pub(super) fn hover_tool() -> Tool {
-    action_tool("hover", "Move the mouse over an element (ref or selector) or a point.", hover)
+    action_tool("hover", "Move the mouse over an element (ref or selector) or a point.", hover).positional(&[Positional::Target])
 }
 
 async fn hover(context: ToolContext, input: HoverInput) -> Result<ActionOutcome> {

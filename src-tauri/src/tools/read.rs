@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::limits::EXTRACT_MAX_CHARS;
 use super::page_agent::{agent, read_agent_answer};
-use super::{Tool, ToolContext};
+use super::{Positional, Tool, ToolContext};
 use crate::engine::agent::{AgentOp, Extract};
 use crate::engine::TabRequest;
 use crate::error::Error;
@@ -101,7 +101,8 @@ pub(super) fn tools() -> Vec<Tool> {
                 let answer = agent(&context, &[], &request).await?;
                 read_agent_answer::<ExtractOutput>(AgentOp::Extract, answer)
             },
-        ),
+        )
+        .positional(&[Positional::Field("selector")]),
         Tool::page(
             "evaluate",
             "Evaluate a JavaScript expression in the page's own world and return its JSON value (promises are awaited).",
@@ -112,6 +113,8 @@ pub(super) fn tools() -> Vec<Tool> {
                 let value: Value = context.ask(TabRequest::EvaluatePage { expression: input.expression }).await?;
                 Ok(EvaluateOutput { value })
             },
-        ),
+        )
+        .positional(&[Positional::Field("expression")])
+        .cli_alias("eval"),
     ]
 }

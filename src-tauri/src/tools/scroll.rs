@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::outcome::action_tool;
 use super::page_agent::agent;
 use super::targeting::{locate, ElementTarget, TargetSummary};
-use super::{Tool, ToolContext};
+use super::{Positional, Tool, ToolContext};
 use crate::engine::agent::{Rect, ScrollBy, ScrollPosition};
 use crate::error::Result;
 
@@ -48,6 +48,7 @@ pub(super) fn scroll_tool() -> Tool {
 /// `scroll_into_view`.
 pub(super) fn scroll_into_view_tool() -> Tool {
     action_tool("scroll_into_view", "Scroll until an element is in the middle of the viewport.", scroll_into_view)
+        .positional(&[Positional::Target])
 }
 
 /// Output of `scroll_into_view`.

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::limits::{LOAD_TIMEOUT_MS, NAVIGATION_SETTLE_MS};
-use super::{Tool, ToolContext};
+use super::{Positional, Tool, ToolContext};
 use crate::engine::{NavigationReport, SessionRequest, TabAddress, TabRequest};
 use crate::error::{Error, ErrorCode};
 use crate::events::{ClosedBy, EventKind};
@@ -135,7 +135,8 @@ pub(super) fn tools() -> Vec<Tool> {
                 answer.tabs = session.tabs.summaries();
                 Ok(answer)
             },
-        ),
+        )
+        .positional(&[Positional::Field("url")]),
         Tool::session(
             "tab_list",
             "List the session's open tabs: id, url, title, whether selected, and the opener of popups.",
@@ -151,7 +152,8 @@ pub(super) fn tools() -> Vec<Tool> {
                 let (url, title) = tab.status.get();
                 Ok(TabSelectOutput { tab: tab.id.clone(), url, title, selected: true })
             },
-        ),
+        )
+        .positional(&[Positional::Field("tab")]),
         Tool::session(
             "tab_close",
             "Close a tab; its id and what it held (refs, logs, rules) go. Closing the last tab is allowed: the session then has none until tab_new.",
@@ -165,7 +167,8 @@ pub(super) fn tools() -> Vec<Tool> {
                 session.events.push(Some(&tab.id), EventKind::TabClosed { by: ClosedBy::Agent });
                 Ok(TabCloseOutput { closed: true, tab_closed: tab.id.clone(), selected: session.tabs.selected_id(), tabs: session.tabs.summaries() })
             },
-        ),
+        )
+        .positional(&[Positional::Field("tab")]),
         Tool::session(
             "set_popup_policy",
             "Decide what window.open and target=_blank do: deny (default) or tab (a new tab of the session, keeping window.opener, so sign-in popups that post back and close work).",

@@ -34,9 +34,10 @@ impl ElementTarget {
     }
 }
 
-/// `e12` (or `12`) -> 12.
+/// `e12` (or `@e12`, as some tools print refs, or `12`) -> 12.
 pub(crate) fn parse_ref(text: &str) -> Result<u64> {
     text.trim()
+        .trim_start_matches('@')
         .trim_start_matches('e')
         .parse::<u64>()
         .ok()

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::limits::ACTION_SETTLE_MS;
 use super::page_agent::agent;
 use super::targeting::parse_ref;
-use super::{Tool, ToolContext};
+use super::{Positional, Tool, ToolContext};
 use crate::engine::agent::{ElementAddress, FileInput, FileInputState, FrameOf, OpenFileChooser};
 use crate::engine::TabRequest;
 use crate::error::{Error, ErrorCode, Result};
@@ -108,6 +108,7 @@ pub(super) fn tool() -> Tool {
         "Upload files into an <input type=file> (ref or selector, with nth, frame_selector, pierce_shadow) without any window: fires input and change as a person's choice does. next_chooser=true (no target) answers the next file chooser the page opens itself. A page's own file chooser is otherwise cancelled and recorded as event file_chooser.",
         set_files,
     )
+    .positional(&[Positional::Target, Positional::Field("files")])
 }
 
 async fn set_files(context: ToolContext, input: SetFileInputInput) -> Result<SetFileInputOutput> {

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::limits::{SLEEP_MS, WAIT_FOR_TIMEOUT_MS};
 use super::outcome::act;
 use super::page_agent::{agent, poll};
-use super::{Tool, ToolContext};
+use super::{Positional, Tool, ToolContext};
 use crate::engine::agent::Probe;
 use crate::error::{Error, ErrorCode, Result};
 
@@ -102,6 +102,7 @@ pub(super) fn wait_for_tool() -> Tool {
         "Wait until a selector or a text is visible (or hidden, attached, detached), up to timeout_ms. Does not hold up other calls on the tab.",
         |context: ToolContext, input: WaitForInput| act(context, "wait_for", move |context| wait_for(context, input)),
     )
+    .positional(&[Positional::Field("text")])
 }
 
 /// Input of `sleep`.
@@ -132,5 +133,5 @@ async fn sleep(_context: ToolContext, input: SleepInput) -> Result<SleepOutput> 
 
 /// `sleep`.
 pub(super) fn sleep_tool() -> Tool {
-    Tool::session("sleep", "Wait a number of milliseconds.", sleep)
+    Tool::session("sleep", "Wait a number of milliseconds.", sleep).positional(&[Positional::Field("ms")])
 }

@@ -39,6 +39,20 @@ use crate::state::{PopupPolicy, Tabs};
 /// The named script world our scripts run in: it sees the DOM, not the page's globals.
 pub(crate) const SCRIPT_WORLD: &str = "malo";
 
+/// The WebKitGTK library this process runs with: `(major, minor, micro)`.
+#[allow(unsafe_code)]
+pub(crate) fn runtime_version() -> (u32, u32, u32) {
+    // SAFETY: the three functions take no argument and only read constants of the loaded
+    // library; they need no initialised GTK and no main thread.
+    unsafe {
+        (
+            webkit2gtk::ffi::webkit_get_major_version(),
+            webkit2gtk::ffi::webkit_get_minor_version(),
+            webkit2gtk::ffi::webkit_get_micro_version(),
+        )
+    }
+}
+
 /// The GDK keyval of a DOM key name, if the key exists.
 pub fn keyval(key: &crate::engine::keys::Key) -> Option<u32> {
     input::keyval(key)

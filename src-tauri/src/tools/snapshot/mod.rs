@@ -210,7 +210,12 @@ pub(super) fn tool() -> Tool {
             Ok(present(&captured, &covered, input.format, limits.tokens, cursor, &continuation))
         },
     )
-    .presented(Presentation { mcp_defaults: &[("format", "text")], text_field: Some("text"), ..Presentation::default() })
+    .presented(Presentation {
+        mcp_defaults: &[("format", "text")],
+        cli_defaults: &[("format", "text")],
+        text_field: Some("text"),
+        ..Presentation::default()
+    })
 }
 
 /// Every visible interactive element of the page, over every frame, as the `nodes` of a

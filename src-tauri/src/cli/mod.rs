@@ -1,0 +1,205 @@
+//! The command line for people, scripts and coding agents: `malo lease`, `malo session
+//! new|list|close`, and one subcommand per registry tool, its flags generated from the
+//! tool's JSON Schema and its positional arguments from the tool's presentation (`malo
+//! navigate https://example.com`, `malo click @e12`, `malo fill e3 hello`). It finds the
+//! daemon through `broker.json` (starting one when none runs), keeps its lease and session
+//! tokens in `<data-dir>/cli.json` (mode 0600), and opens a session of its own when a page
+//! command finds none, as `malo mcp` does. Also `malo skill` and `malo completions`.
+
+mod args;
+mod credentials;
+mod output;
+mod skill;
+
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use serde_json::json;
+
+use self::output::Reader;
+use crate::client::{ensure_broker, LeaseClient, SavedLease, SessionOptions};
+use crate::config::DEFAULT_DATA_DIR;
+use crate::error::{Error, ErrorCode, Result};
+use crate::session::CreateSession;
+use crate::tools::{ToolDescription, ToolRegistry};
+
+pub use self::skill::skill;
+
+/// The agent id the CLI leases under.
+const CLI_AGENT: &str = "cli";
+
+/// The name of the session the CLI opens by itself.
+const DEFAULT_SESSION_NAME: &str = "cli";
+
+/// The CLI's own flag of tools whose result holds a file: where to write it.
+const OUTPUT_ARG: &str = "cli-output";
+
+fn state_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("cli.json")
+}
+
+fn load(data_dir: &Path) -> SavedLease {
+    std::fs::read(state_path(data_dir)).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default()
+}
+
+fn save(data_dir: &Path, lease: &LeaseClient) -> Result<()> {
+    let path = state_path(data_dir);
+    let temporary = path.with_extension("json.tmp");
+    let _ = std::fs::remove_file(&temporary);
+    let text = serde_json::to_vec_pretty(&lease.saved()).map_err(|error| Error::internal(error.to_string()))?;
+    let write = || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new().create_new(true).write(true).mode(0o600).open(&temporary)?;
+        file.write_all(&text)?;
+        std::fs::rename(&temporary, &path)
+    };
+    write().map_err(|error| Error::internal(format!("cannot save {}: {error}", path.display())))
+}
+
+/// The data-dir flag every CLI subcommand takes.
+fn data_dir_arg() -> Arg {
+    Arg::new("data-dir").long("data-dir").default_value(DEFAULT_DATA_DIR).help("The daemon's data directory")
+}
+
+/// `--json`: JSON even on a terminal (it is what a pipe gets anyway).
+fn json_arg() -> Arg {
+    Arg::new("json").long("json").action(ArgAction::SetTrue).help("Print JSON (the default when stdout is not a terminal)")
+}
+
+/// The `lease`, `session`, `credentials`, `skill` and `completions` subcommands and one
+/// subcommand per tool.
+pub fn commands(registry: &ToolRegistry) -> Vec<Command> {
+    let session_new = args::with_schema_args(
+        Command::new("new").about("Open a session (its flags are POST /v1/sessions' fields)").arg(data_dir_arg()).arg(json_arg()),
+        &crate::tools::schema_of::<CreateSession>(),
+        &[],
+    );
+    let mut commands = vec![
+        Command::new("lease").about("Take (or renew) the CLI's lease and print it").arg(data_dir_arg()).arg(json_arg()),
+        Command::new("session")
+            .about("Open, list and close sessions (`malo close` closes the current one)")
+            .subcommand_required(true)
+            .subcommand(session_new)
+            .subcommand(Command::new("list").about("List the CLI lease's sessions").arg(data_dir_arg()).arg(json_arg()))
+            .subcommand(
+                Command::new("close").about("Close a session").arg(Arg::new("id").required(true)).arg(data_dir_arg()).arg(json_arg()),
+            ),
+        credentials::command(),
+        Command::new("skill").about("Print a short guide to this CLI for coding agents (install it as a skill: see README)"),
+        Command::new("completions")
+            .about("Print shell completions: `source <(malo completions bash)`")
+            .arg(Arg::new("shell").required(true).value_parser(clap::value_parser!(clap_complete::Shell))),
+    ];
+    for tool in registry.catalogue() {
+        commands.push(args::tool_command(&tool));
+    }
+    commands
+}
+
+/// Runs a CLI subcommand that `commands` defined; `None` when `name` is not one of them.
+/// `command_line` is the whole command line's definition (for completions).
+pub fn run(name: &str, matches: &ArgMatches, registry: &ToolRegistry, command_line: &Command) -> Option<Result<String>> {
+    match name {
+        "credentials" => return Some(credentials::run(matches)),
+        "skill" => return Some(Ok(skill(registry))),
+        "completions" => return Some(Ok(completions(matches, command_line))),
+        _ => {}
+    }
+    let tool = registry.catalogue().into_iter().find(|tool| tool.name == name.replace('-', "_"));
+    if !matches!(name, "lease" | "session") && tool.is_none() {
+        return None;
+    }
+    Some(dispatch(name, matches, tool.as_ref()))
+}
+
+/// Completions of the whole command line for `shell`.
+fn completions(matches: &ArgMatches, command_line: &Command) -> String {
+    let shell = matches.get_one::<clap_complete::Shell>("shell").copied().unwrap_or(clap_complete::Shell::Bash);
+    let mut command = command_line.clone();
+    let mut written = Vec::new();
+    clap_complete::generate(shell, &mut command, "malo", &mut written);
+    String::from_utf8_lossy(&written).trim_end().to_string()
+}
+
+fn dispatch(name: &str, matches: &ArgMatches, tool: Option<&ToolDescription>) -> Result<String> {
+    let own = match name {
+        "session" => matches.subcommand().map(|(_, sub)| sub).unwrap_or(matches),
+        _ => matches,
+    };
+    let data_dir = crate::config::expand_home(own.get_one::<String>("data-dir").map(String::as_str).unwrap_or(DEFAULT_DATA_DIR))?;
+    let reader = Reader::of(own.get_flag("json"));
+    let lease = connect(&data_dir)?;
+    if let Some(tool) = tool {
+        let printed = call_tool(&lease, tool, matches, reader);
+        save(&data_dir, &lease)?;
+        return printed;
+    }
+    let answer = match name {
+        "lease" => {
+            let listed = lease.list_sessions()?;
+            json!({ "lease_id": lease.lease_id, "endpoint": lease.endpoint, "agent_id": CLI_AGENT, "sessions": listed["sessions"] })
+        }
+        _ => match matches.subcommand() {
+            Some(("new", sub)) => {
+                let spec = args::tool_input(&crate::tools::schema_of::<CreateSession>(), &[], sub)?;
+                lease.open_session(&spec)?
+            }
+            Some(("list", _)) => lease.list_sessions()?,
+            Some(("close", sub)) => lease.close_session(sub.get_one::<String>("id").map(String::as_str).unwrap_or_default())?,
+            _ => return Err(Error::bad_request("use session new, list or close")),
+        },
+    };
+    save(&data_dir, &lease)?;
+    Ok(reader.answer(&answer))
+}
+
+/// Runs one tool on the session the command names, else on the CLI's default session
+/// (opened now when there is none, except for a call that would only end it).
+fn call_tool(lease: &LeaseClient, tool: &ToolDescription, matches: &ArgMatches, reader: Reader) -> Result<String> {
+    let mut input = args::tool_input(&tool.input_schema, tool.presentation.positional, matches)?;
+    if let Some(fields) = input.as_object_mut().filter(|_| reader == Reader::Person) {
+        crate::tools::apply_defaults(tool.presentation.cli_defaults, fields);
+    }
+    let spec = SessionOptions::default().spec(DEFAULT_SESSION_NAME);
+    let named = matches.get_one::<String>("session").cloned();
+    let open = !tool.presentation.ends_session;
+    let (session, opened) = match &named {
+        Some(session) => (session.clone(), false),
+        None => lease.default_session(&spec, open)?,
+    };
+    if opened {
+        announce(&session, None);
+    }
+    let output = match lease.call_tool(&session, tool.name, &input) {
+        // The default session went away (closed when idle, or the daemon restarted): a
+        // new one takes its place, and the person is told.
+        Err(error) if error.code == ErrorCode::SessionNotFound && named.is_none() && !opened && open => {
+            lease.forget_session(&session);
+            let (fresh, _) = lease.default_session(&spec, true)?;
+            announce(&fresh, Some(&session));
+            lease.call_tool(&fresh, tool.name, &input)?
+        }
+        other => other?,
+    };
+    let file = matches.try_get_one::<String>(OUTPUT_ARG).ok().flatten().map(Path::new);
+    reader.tool_result(tool, output.flattened(), file)
+}
+
+/// Says on stderr that the CLI opened its default session (once: on the run that opens it).
+fn announce(session: &str, replaced: Option<&str>) {
+    match replaced {
+        Some(gone) => eprintln!("malo: session {gone} is gone; opened session {session} (`malo close` closes it)"),
+        None => eprintln!("malo: opened session {session} (`malo close` closes it)"),
+    }
+}
+
+/// The daemon (started if needed) and the CLI's lease, renewed on every run, with the
+/// sessions an earlier run opened under it.
+fn connect(data_dir: &Path) -> Result<LeaseClient> {
+    let (_info, broker) = ensure_broker(data_dir)?;
+    let lease = LeaseClient::take(&broker, CLI_AGENT)?;
+    lease.adopt(&load(data_dir));
+    save(data_dir, &lease)?;
+    Ok(lease)
+}

@@ -1,0 +1,173 @@
+//! The CLI as a person or a coding agent types it (issue #31): positional arguments on a
+//! fixture page, `@e12` refs, the default session opened on first use and ended by `malo
+//! close`, text on a terminal and JSON on a pipe, exit codes, shell completions, `malo skill`.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::harness::*;
+
+/// Runs `malo args --data-dir <daemon's>` from `dir` with stdout on a pipe: exit code,
+/// stdout, stderr.
+fn piped(daemon: &Daemon, dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(malo_binary())
+        .args(args)
+        .arg("--data-dir")
+        .arg(&daemon.data_dir)
+        .current_dir(dir)
+        .env("DISPLAY", display())
+        .output()
+        .unwrap();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).to_string();
+    (output.status.code().unwrap_or(-1), text(&output.stdout), text(&output.stderr))
+}
+
+/// Runs the same on a pseudo-terminal (util-linux `script`), as a person's shell does:
+/// exit code and everything the terminal showed (stdout and stderr), with `\n` line ends.
+fn on_terminal(daemon: &Daemon, dir: &Path, args: &[&str]) -> (i32, String) {
+    let quote = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
+    let mut line: Vec<String> = vec![quote(&malo_binary().display().to_string())];
+    line.extend(args.iter().map(|word| quote(word)));
+    line.extend(["--data-dir".to_string(), quote(&daemon.data_dir.display().to_string())]);
+    let output = Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .current_dir(dir)
+        .env("DISPLAY", display())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script (util-linux) runs");
+    (output.status.code().unwrap_or(-1), String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n"))
+}
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|error| panic!("not JSON ({error}): {text}"))
+}
+
+#[test]
+fn page_commands_take_positional_arguments_and_open_a_session_of_their_own() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let dir = TempDir::new("cli-positional");
+    let run = |args: &[&str]| piped(&daemon, &dir.0, args);
+
+    // No session yet: the first page command opens the CLI's own and says so, once.
+    let (code, out, err) = run(&["navigate", &fixtures.url("/f/actions.html")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("malo: opened session sess-"), "{err}");
+    assert_eq!(json(&out)["title"], "actions", "a pipe gets JSON");
+    let (code, text, err) = run(&["snapshot", "--format", "text"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.starts_with("page: actions"), "the text form asked for: {text}");
+    assert!(!err.contains("opened session"), "said once: {err}");
+    let ref_of = |name: &str| text.lines().find(|line| line.contains(name)).unwrap().split(' ').next().unwrap().to_string();
+    let (user, save) = (ref_of("textbox \"User name\""), ref_of("button \"Save\""));
+
+    // fill <ref|selector> <text>, the ref written as @e12.
+    let (code, out, err) = run(&["fill", &format!("@{user}"), "typed by position"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["value"], "typed by position");
+    // click <ref|selector>.
+    let (code, out, err) = run(&["click", &save]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["target"]["name"], "Save");
+    // select <ref|selector> <value>, eval <expression>.
+    let (code, _, err) = run(&["select", "#color", "g"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&["eval", "document.querySelector('#color').value"]);
+    assert_eq!((code, json(&out)["value"].clone()), (0, Value::from("g")), "{err}");
+    // press <key>, type <text>, on the focused field.
+    for args in [&["click", "#user"][..], &["press", "End"], &["type", "!"]] {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+    let (_, out, _) = run(&["evaluate", "document.querySelector('#user').value"]);
+    assert_eq!(json(&out)["value"], "typed by position!");
+    // wait-for <text>; flags still work beside positionals.
+    let (code, out, err) = run(&["wait-for", "Actions", "--timeout-ms", "5000"]);
+    assert_eq!((code, json(&out)["ok"].clone()), (0, Value::Bool(true)), "{err}");
+    let (code, _, err) = run(&["assert", "--selector", "#user", "--value", "typed by position!"]);
+    assert_eq!(code, 0, "{err}");
+    // screenshot -o FILE.
+    let (code, out, err) = run(&["screenshot", "-o", "shot.png"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(json(&out)["output"].as_str().unwrap().ends_with("shot.png"));
+    assert!(std::fs::read(dir.0.join("shot.png")).unwrap().starts_with(b"\x89PNG"));
+
+    // Errors keep their code and exit 1; a command line clap refuses exits 2.
+    let (code, _, err) = run(&["click", "#nothing-here", "--timeout-ms", "300"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("E_NOT_FOUND"), "{err}");
+    let (code, _, err) = run(&["navigate"]);
+    assert_eq!(code, 2, "url is required: {err}");
+    let (code, _, err) = run(&["click", "e3", "--selector", "#user"]);
+    assert_eq!(code, 2, "a target given twice: {err}");
+
+    // close ends the default session; then there is none to close, and the next page
+    // command opens another.
+    let (code, out, err) = run(&["close"]);
+    assert_eq!((code, json(&out)["closed"].clone()), (0, Value::Bool(true)), "{err}");
+    let (code, _, err) = run(&["close"]);
+    assert_eq!(code, 1);
+    assert!(err.starts_with("E_SESSION_NOT_FOUND"), "{err}");
+    let (code, _, err) = run(&["navigate", &fixtures.url("/f/hello.html")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("malo: opened session sess-"), "{err}");
+    let (code, _, err) = run(&["close"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_terminal_gets_text_and_json_only_when_asked() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let dir = TempDir::new("cli-terminal");
+    let run = |args: &[&str]| on_terminal(&daemon, &dir.0, args);
+
+    let (code, shown) = run(&["navigate", &fixtures.url("/f/actions.html")]);
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("malo: opened session sess-"), "{shown}");
+    assert!(shown.contains("title: actions") && shown.contains("navigation: 200 "), "{shown}");
+    // On a terminal a snapshot is its text form unless asked otherwise.
+    let (code, shown) = run(&["snapshot"]);
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.starts_with("page: actions"), "{shown}");
+    let (code, shown) = run(&["click", "#save"]);
+    assert_eq!((code, shown.trim()), (0, "ok"));
+    let (code, shown) = run(&["eval", "document.title"]);
+    assert_eq!((code, shown.trim()), (0, "actions"));
+    let (code, shown) = run(&["eval", "document.title", "--json"]);
+    assert_eq!((code, json(&shown)["value"].clone()), (0, Value::from("actions")));
+    let (code, shown) = run(&["screenshot"]);
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("mime_type: image/png") && shown.contains("-o FILE writes it"), "no base64 on a terminal: {shown}");
+    let (code, shown) = run(&["click", "#nothing-here", "--timeout-ms", "300"]);
+    assert_eq!(code, 1, "{shown}");
+    assert!(shown.starts_with("E_NOT_FOUND"), "{shown}");
+    let (code, shown) = run(&["close"]);
+    assert_eq!(code, 0, "{shown}");
+}
+
+#[test]
+fn completions_load_in_bash_and_the_skill_is_short() {
+    let dir = TempDir::new("cli-completions");
+    for shell in ["bash", "zsh", "fish"] {
+        let output = Command::new(malo_binary()).args(["completions", shell]).output().unwrap();
+        assert!(output.status.success() && output.stdout.len() > 1000, "{shell}: {}", String::from_utf8_lossy(&output.stderr));
+        std::fs::write(dir.0.join(shell), &output.stdout).unwrap();
+    }
+    let script = format!("source {} && complete -p malo", dir.0.join("bash").display());
+    let loaded = Command::new("bash").args(["-c", &script]).output().unwrap();
+    assert!(loaded.status.success() && loaded.stderr.is_empty(), "{}", String::from_utf8_lossy(&loaded.stderr));
+    assert!(String::from_utf8_lossy(&loaded.stdout).contains("malo"));
+
+    let skill = Command::new(malo_binary()).arg("skill").output().unwrap();
+    let text = String::from_utf8(skill.stdout).unwrap();
+    assert!(skill.status.success() && text.starts_with("---\nname: malo-browser\n"), "{text}");
+    for usage in ["malo navigate <url>", "malo click <ref|selector>", "malo fill <ref|selector> <text>", "malo eval <expression>"] {
+        assert!(text.contains(usage), "{usage} missing:\n{text}");
+    }
+    // Tokens are counted in the unit test (o200k); words are a proxy here.
+    assert!(text.split_whitespace().count() < 1000, "{text}");
+}
