@@ -253,8 +253,9 @@ pub struct NewRequest {
 pub struct TabTraffic {
     /// The tab's short id.
     pub tab: String,
-    /// The token the tab's requests carry (in their User-Agent, removed by the proxy).
-    pub token: String,
+    /// The WebKit page id of the tab's view, once it has one: its requests name it (in
+    /// their User-Agent, removed by the proxy; see `TAB_MARKER`).
+    page_id: std::sync::OnceLock<u64>,
     // Std mutexes: pushes, copies and short scans, never held across an await.
     requests: Mutex<VecDeque<Entry>>,
     rules: Mutex<Vec<InterceptRule>>,
@@ -270,12 +271,22 @@ impl TabTraffic {
     pub fn new(tab: &str, events: Arc<crate::events::EventLog>) -> TabTraffic {
         TabTraffic {
             tab: tab.to_string(),
-            token: crate::secret::random_hex(8),
+            page_id: std::sync::OnceLock::new(),
             events,
             requests: Mutex::default(),
             rules: Mutex::default(),
             extra_headers: Mutex::default(),
         }
+    }
+
+    /// The page id the tab's requests carry, once its view exists.
+    pub fn page_id(&self) -> Option<u64> {
+        self.page_id.get().copied()
+    }
+
+    /// Remembers the page id of the tab's view (set once: a tab keeps its view).
+    pub(super) fn set_page_id(&self, page_id: u64) {
+        let _ = self.page_id.set(page_id);
     }
 
     /// Adds a rule; answers it.

@@ -9,14 +9,26 @@
 
 use std::path::Path;
 
+use glib::ToVariant;
 use webkit2gtk::{
     CookieManagerExt, CookiePersistentStorage, NetworkProxyMode, NetworkProxySettings, TLSErrorsPolicy, WebContextExt, WebsiteDataManager,
     WebsiteDataManagerExt,
 };
 
+use crate::secret::Token;
+
+/// A WebKit context and the secret with which its web processes name each request's tab
+/// to the session proxy (see `network::TAB_MARKER`).
+#[derive(Clone)]
+pub(super) struct Context {
+    pub(super) web: webkit2gtk::WebContext,
+    /// Handed to every web process of the context as it starts, never to a page.
+    pub(super) secret: Token,
+}
+
 /// A context whose data (cookies, storage, cache) lives in `dir`, whose web processes
 /// load malo's extension from `web_process_dir`.
-pub(super) fn persistent(dir: &Path, web_process_dir: &Path) -> webkit2gtk::WebContext {
+pub(super) fn persistent(dir: &Path, web_process_dir: &Path) -> Context {
     let dir_text = dir.to_string_lossy();
     let manager = WebsiteDataManager::builder().base_cache_directory(&*dir_text).base_data_directory(&*dir_text).build();
     if let Some(cookies) = manager.cookie_manager() {
@@ -25,7 +37,11 @@ pub(super) fn persistent(dir: &Path, web_process_dir: &Path) -> webkit2gtk::WebC
     let context = webkit2gtk::WebContext::builder().website_data_manager(&manager).build();
     context.set_automation_allowed(false);
     context.set_web_extensions_directory(&web_process_dir.to_string_lossy());
-    context
+    let secret = Token::generate();
+    let data = secret.expose().to_variant();
+    // Each web process gets the secret as it starts (the extension's initialization data).
+    context.connect_initialize_web_extensions(move |context| context.set_web_extensions_initialization_user_data(&data));
+    Context { web: context, secret }
 }
 
 /// Sends every request of the context through `proxy` (`http://127.0.0.1:<port>`), loopback

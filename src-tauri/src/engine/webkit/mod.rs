@@ -162,7 +162,7 @@ struct Engine {
     sessions: RefCell<HashMap<String, Rc<HostedSession>>>,
     /// One WebKit context per data directory: sessions of the same profile share theirs
     /// (cookies, storage, one network process); an anonymous session has its own.
-    contexts: RefCell<HashMap<PathBuf, webkit2gtk::WebContext>>,
+    contexts: RefCell<HashMap<PathBuf, context::Context>>,
     /// Downloads in progress, for `cancel_download`.
     downloads: Rc<download::RunningDownloads>,
     /// Where malo's web-process extension is (every context loads it).
@@ -172,7 +172,7 @@ struct Engine {
 /// One session on the engine side: its WebKit context and the tabs that share it.
 struct HostedSession {
     spec: SessionSpec,
-    context: webkit2gtk::WebContext,
+    context: context::Context,
     tabs: RefCell<Vec<Rc<Tab>>>,
 }
 
@@ -265,12 +265,12 @@ impl Engine {
         let context = existing.unwrap_or_else(|| {
             let context = context::persistent(&spec.web_data_dir, &self.web_process_dir);
             if let Some(proxy) = &spec.proxy {
-                context::use_proxy(&context, proxy);
+                context::use_proxy(&context.web, proxy);
             }
             self.contexts.borrow_mut().insert(spec.web_data_dir.clone(), context.clone());
             // Every download of the context goes where its session's policy says, or nowhere.
             let engine = Rc::downgrade(&self);
-            download::catch_downloads(&context, Rc::downgrade(&self.downloads), move |view| {
+            download::catch_downloads(&context.web, Rc::downgrade(&self.downloads), move |view| {
                 let tab = engine.upgrade()?.tab_of_view(view)?;
                 Some(download::Origin { tab: tab.id.clone(), downloads: tab.downloads.clone() })
             });
@@ -378,7 +378,7 @@ impl Engine {
         let heir = self.sessions.borrow().values().find(|other| other.spec.web_data_dir == session.spec.web_data_dir).cloned();
         if let (Some(heir), Some(proxy)) = (heir, session.spec.proxy.as_ref()) {
             if let Some(heir_proxy) = heir.spec.proxy.as_ref().filter(|heir_proxy| *heir_proxy != proxy) {
-                context::use_proxy(&heir.context, heir_proxy);
+                context::use_proxy(&heir.context.web, heir_proxy);
             }
         }
         self.downloads.cancel_all_of(session.downloads());

@@ -141,7 +141,7 @@ impl Tab {
     /// `opener`: for a popup, the view that opened it (the new view is related to it:
     /// same context, `window.opener` kept); the page then loads the popup's URL itself.
     pub(super) fn open(
-        context: &webkit2gtk::WebContext,
+        context: &super::context::Context,
         spec: &SessionSpec,
         state: Arc<TabState>,
         opener: Option<&webkit2gtk::WebView>,
@@ -151,22 +151,19 @@ impl Tab {
         let host = gtk::OffscreenWindow::new();
         host.set_default_size(spec.width as i32, spec.height as i32);
 
-        // Settings of its own: a popup would otherwise share its opener's (and its token).
+        // Settings of its own: a popup would otherwise share its opener's.
         let builder = webkit2gtk::WebView::builder()
             .user_content_manager(&webkit2gtk::UserContentManager::new())
             .settings(&webkit2gtk::Settings::new());
         let view = match opener {
             Some(opener) => builder.related_view(opener).build(),
-            None => builder.web_context(context).build(),
+            None => builder.web_context(&context.web).build(),
         };
+        // The tab's requests name it to the session proxy by its page id (the web-process
+        // extension adds it to their User-Agent header; the proxy removes it): registered
+        // before the view loads anything, a popup's first request included.
+        spec.tabs.attach_page(&state, view.page_id(), &context.secret);
         if let Some(settings) = WebViewExt::settings(&view) {
-            // The tab's requests name it to the session proxy (which removes the token).
-            let agent = settings.user_agent().map(|agent| agent.to_string()).unwrap_or_default();
-            let agent = match agent.find(crate::network::TAB_MARKER) {
-                Some(index) => agent[..index].to_string(),
-                None => agent,
-            };
-            settings.set_user_agent(Some(&format!("{agent}{}{}", crate::network::TAB_MARKER, state.traffic.token)));
             // Let every popup reach the `create` handler, so it is decided *and* recorded.
             settings.set_javascript_can_open_windows_automatically(true);
             settings.set_enable_developer_extras(false);

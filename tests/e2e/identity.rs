@@ -1,0 +1,105 @@
+//! What a page and a server can tell about the browser (issue #28): no malo marker or tab
+//! token in the page's user agent or in any header a server receives, while the session
+//! proxy still knows each request's tab (two tabs, a popup, a cross-site navigation, HTTPS,
+//! a WebSocket).
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::harness::*;
+
+/// The URLs of `tab`'s logged requests.
+fn logged_urls(session: &Session, tab: &str) -> Vec<String> {
+    let logged = session.ok("requests", json!({ "tab": tab, "limit": 200 }));
+    logged["requests"].as_array().unwrap().iter().map(|record| record["url"].as_str().unwrap().to_string()).collect()
+}
+
+/// Waits until `tab`'s log holds `url`.
+fn logs(session: &Session, tab: &str, url: &str) -> bool {
+    eventually(Duration::from_secs(10), || logged_urls(session, tab).iter().any(|logged| logged == url))
+}
+
+/// What the page of `tab` reads about the browser (`identity()` of identity.html).
+fn identity_of(session: &Session, tab: &str) -> Value {
+    session.ok("evaluate", json!({ "tab": tab, "expression": "identity()" }))["value"].clone()
+}
+
+#[test]
+fn no_page_or_server_sees_a_marker_while_every_request_keeps_its_tab() {
+    let ca = TestCa::new();
+    let daemon = Daemon::start_with(DaemonOptions {
+        env: vec![("MALO_TEST_EXTRA_CA".into(), ca.ca_path.display().to_string())],
+        ..DaemonOptions::default()
+    });
+    let fixtures = Fixtures::start();
+    let tls = fixtures.start_tls(Some(&ca));
+    let lease = daemon.lease("agent-a");
+    let session = lease.session();
+    session.ok("set_popup_policy", json!({ "policy": "tab" }));
+
+    // Tab one, a second tab, and a popup of tab one: each page fetches and loads a picture.
+    session.navigate(&fixtures.url("/f/identity.html?who=one"));
+    let one = session.summary["tab"].as_str().unwrap().to_string();
+    let two = session.ok("tab_new", json!({ "url": fixtures.url("/f/identity.html?who=two") }))["tab"].as_str().unwrap().to_string();
+    let clicked = session.ok("click", json!({ "tab": one, "selector": "#popup" }));
+    let popup = clicked["popups"][0]["tab"].as_str().unwrap_or_else(|| panic!("no popup in {clicked}")).to_string();
+    for (tab, who) in [(&one, "one"), (&two, "two"), (&popup, "popup")] {
+        for path in ["/f/identity.html", "/api/items.json", "/api/pixel.png"] {
+            let url = fixtures.url(&format!("{path}?who={who}"));
+            assert!(logs(&session, tab, &url), "{url} not in tab {tab}'s log: {:?}", logged_urls(&session, tab));
+        }
+        let others: Vec<String> = logged_urls(&session, tab).into_iter().filter(|url| url.contains("who=") && !url.contains(who)).collect();
+        assert!(others.is_empty(), "tab {tab} logged another tab's requests: {others:?}");
+    }
+
+    // A cross-site navigation (another web process, maybe) and HTTPS keep the tab too.
+    let localhost = format!("http://localhost:{}", fixtures.port);
+    session.ok("navigate", json!({ "tab": two, "url": format!("{localhost}/f/identity.html?who=cross") }));
+    assert!(logs(&session, &two, &format!("{localhost}/api/items.json?who=cross")));
+    let secure = format!("https://127.0.0.1:{tls}");
+    session.ok("navigate", json!({ "tab": one, "url": format!("{secure}/f/identity.html?who=secure") }));
+    assert!(logs(&session, &one, &format!("{secure}/api/items.json?who=secure")));
+
+    // A WebSocket carries no token (WebKit opens it outside the page's loader): it goes to
+    // the tab that last spoke from its origin.
+    let echo = websocket_echo();
+    let echoed = session.ok(
+        "evaluate",
+        json!({ "tab": two, "expression": format!(
+            "new Promise((resolve) => {{ const socket = new WebSocket('ws://127.0.0.1:{echo}/'); \
+             socket.onopen = () => socket.send('hi'); socket.onmessage = (event) => resolve(event.data); \
+             socket.onerror = () => resolve('failed'); }})"
+        ) }),
+    );
+    assert_eq!(echoed["value"], "hi");
+    assert!(logs(&session, &two, &format!("http://127.0.0.1:{echo}/")), "{:?}", logged_urls(&session, &two));
+
+    // A page that writes a token of its own into a request's User-Agent names nothing.
+    session.ok(
+        "evaluate",
+        json!({ "tab": popup, "expression": format!(
+            "fetch('/api/items.json?who=forged', {{ headers: {{ 'User-Agent': 'forged malo/1.{}' }} }}).then((r) => r.status)",
+            "f".repeat(64)
+        ) }),
+    );
+    assert!(logs(&session, &popup, &fixtures.url("/api/items.json?who=forged")));
+
+    // What pages read: WebKit's own user agent, nothing of malo, no webdriver flag.
+    for tab in [&one, &two, &popup] {
+        let identity = identity_of(&session, tab);
+        let agent = identity["userAgent"].as_str().unwrap();
+        assert!(agent.starts_with("Mozilla/5.0 ") && agent.ends_with("Safari/605.1.15"), "{identity}");
+        assert!(!identity.to_string().to_lowercase().contains("malo"), "{identity}");
+        assert_eq!(identity["webdriver"], false, "{identity}");
+    }
+    // What the server received: no malo, no token, in any header (the forged request's own
+    // User-Agent aside, which the page wrote).
+    let seen = fixtures.seen_all();
+    assert!(seen.len() >= 12, "{} requests", seen.len());
+    for request in seen.iter().filter(|request| !request.query.contains("forged")) {
+        for (name, value) in &request.headers {
+            assert!(!name.contains("malo") && !value.to_lowercase().contains("malo"), "{}: {name}: {value}", request.path);
+        }
+    }
+}
