@@ -103,3 +103,82 @@ fn no_page_or_server_sees_a_marker_while_every_request_keeps_its_tab() {
         }
     }
 }
+
+#[test]
+fn a_session_shows_pages_the_identity_it_asked_for_and_nothing_it_did_not_grant() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let lease = daemon.lease("agent-a");
+    let agent = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/605.1.15 (KHTML, like Gecko) TestAgent/1.0";
+    let created = lease.try_session(json!({
+        "user_agent": agent,
+        "locale": "de-DE",
+        "timezone": "Asia/Tokyo",
+        "color_scheme": "dark",
+        "geolocation": { "latitude": 48.8584, "longitude": 2.2945, "accuracy": 12.5 },
+        "device_scale_factor": 1,
+        "extra_http_headers": { "X-Test-Run": "identity" },
+        "permissions": ["geolocation"],
+    }));
+    assert_eq!(created.status, 200, "{}", created.body);
+    let session = Session {
+        id: created.body["session_id"].as_str().unwrap().to_string(),
+        token: created.body["session_token"].as_str().unwrap().to_string(),
+        lease: lease.clone(),
+        summary: created.body.clone(),
+    };
+    session.navigate(&fixtures.url("/f/identity.html?who=asked"));
+    let tab = session.summary["tab"].as_str().unwrap().to_string();
+    let identity = identity_of(&session, &tab);
+    assert_eq!(identity["userAgent"], agent, "{identity}");
+    assert!(identity["appVersion"].as_str().unwrap().contains("TestAgent/1.0"), "{identity}");
+    assert_eq!((identity["language"].clone(), identity["languages"][0].clone()), (json!("de-DE"), json!("de-DE")), "{identity}");
+    assert_eq!(identity["intlLocale"], "de-DE", "{identity}");
+    assert_eq!((identity["timeZone"].clone(), identity["januaryOffset"].clone()), (json!("Asia/Tokyo"), json!(-540)), "{identity}");
+    assert_eq!((identity["colorScheme"].clone(), identity["colorSchemeCss"].clone()), (json!("dark"), json!("dark")), "{identity}");
+    assert_eq!(identity["devicePixelRatio"], 1, "{identity}");
+    let position = session.ok("evaluate", json!({ "tab": tab, "expression": "where()" }))["value"].clone();
+    assert_eq!(position, json!({ "latitude": 48.8584, "longitude": 2.2945, "accuracy": 12.5 }));
+    let seen = fixtures.seen("/f/identity.html").pop().unwrap();
+    let header = |name: &str| seen.headers.iter().find(|(seen_name, _)| seen_name == name).map(|(_, value)| value.clone());
+    assert_eq!(header("user-agent").as_deref(), Some(agent));
+    assert_eq!(header("accept-language").as_deref(), Some("de-DE,de;q=0.9"));
+    assert_eq!(header("x-test-run").as_deref(), Some("identity"));
+    assert_eq!(fixtures.seen("/api/items.json").pop().unwrap().headers.iter().filter(|(name, _)| name == "x-test-run").count(), 1);
+
+    // Another session grants nothing: its geolocation is denied, and that is an event.
+    let other = lease.session();
+    other.navigate(&fixtures.url("/f/identity.html?who=plain"));
+    let plain = other.summary["tab"].as_str().unwrap().to_string();
+    assert_eq!(other.ok("evaluate", json!({ "tab": plain, "expression": "where()" }))["value"]["error"], 1);
+    let denied = other.ok("events", json!({ "type": "permission_denied" }))["events"].clone();
+    assert_eq!(denied[0]["permission"], "geolocation", "{denied}");
+    assert!(identity_of(&other, &plain)["userAgent"].as_str().unwrap().ends_with("Safari/605.1.15"));
+
+    // What WebKitGTK keeps per daemon cannot differ between live sessions.
+    for (body, field) in [
+        (json!({ "locale": "fr-FR" }), "locale"),
+        (json!({ "color_scheme": "light" }), "color_scheme"),
+        (json!({ "device_scale_factor": 2 }), "device_scale_factor"),
+    ] {
+        let refused = lease.try_session(body.clone());
+        assert_eq!((refused.status, refused.code()), (422, "E_UNSUPPORTED"), "{body}: {}", refused.body);
+        assert_eq!(refused.body["error"]["details"]["field"], field, "{}", refused.body);
+    }
+    // Wrong values are refused before anything opens, naming the field.
+    for (body, field) in [
+        (json!({ "timezone": "Mars/Olympus_Mons" }), "timezone"),
+        (json!({ "user_agent": "two\nlines" }), "user_agent"),
+        (json!({ "locale": "german" }), "locale"),
+        (json!({ "geolocation": { "latitude": 100, "longitude": 0 } }), "geolocation"),
+        (json!({ "extra_http_headers": { "Host": "example.com" } }), "extra_http_headers"),
+        (json!({ "permissions": [{ "name": "notifications", "origins": ["https://example.com/path"] }] }), "permissions"),
+    ] {
+        let refused = lease.try_session(body.clone());
+        assert_eq!((refused.status, refused.code()), (400, "E_BAD_REQUEST"), "{body}: {}", refused.body);
+        assert_eq!(refused.body["error"]["details"]["field"], field, "{}", refused.body);
+    }
+    let unknown = lease.try_session(json!({ "permissions": ["camera"] }));
+    assert_eq!((unknown.status, unknown.code()), (400, "E_BAD_REQUEST"), "{}", unknown.body);
+    assert_eq!(lease.try_session(json!({})).status, 200, "a session naming nothing still opens");
+}

@@ -37,6 +37,7 @@ pub mod agent;
 pub mod devtools;
 #[cfg(test)]
 pub(crate) mod fake;
+pub mod identity;
 pub use malo_core::keys;
 pub mod main_thread;
 pub mod print;
@@ -76,6 +77,8 @@ pub struct SessionSpec {
     pub downloads: Arc<Downloads>,
     /// The proxy every request of the session goes through (`http://127.0.0.1:<port>`).
     pub proxy: Option<String>,
+    /// What the session shows pages about itself (checked already).
+    pub identity: identity::Identity,
 }
 
 /// Which tab a page request is for.

@@ -26,7 +26,7 @@ pub use self::capture::{Capture, ResponseBody, ResponseRecord, MAX_BODIES, MAX_B
 pub use self::filters::{RequestFilter, StatusFilter};
 pub use self::records::{
     record_end, record_response, record_rule, recorded_headers, BodyState, Ending, Entry, Initiator, NameValue, NewRequest, RequestRecord,
-    ResourceType, TabTraffic, TAB_REQUESTS,
+    ResourceType, SessionHeaders, TabTraffic, TAB_REQUESTS,
 };
 
 /// What precedes a tab's token in the User-Agent header of its requests, as the web-process

@@ -20,11 +20,14 @@ use crate::network::{Capture, TabTraffic, TAB_MARKER};
 /// next fill it).
 const MAX_ORIGINS: usize = 512;
 
+/// A tab as an origin remembers it: its traffic and its session's capture.
+type Remembered = (Weak<TabTraffic>, Weak<Capture>);
+
 /// The tab that last made a request from each origin, through one proxy.
 #[derive(Debug, Default)]
 pub(super) struct RecentOrigins {
     // A std mutex: a lookup or an insert per request, never held across an await.
-    origins: Mutex<HashMap<String, (Weak<TabTraffic>, Weak<Capture>)>>,
+    origins: Mutex<HashMap<String, Remembered>>,
 }
 
 impl RecentOrigins {

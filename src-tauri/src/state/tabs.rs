@@ -218,6 +218,8 @@ pub struct Tabs {
     pub changes: tokio::sync::broadcast::Sender<super::TabsChange>,
     /// The viewport new tabs get (the session's size).
     viewport: (u32, u32),
+    /// Headers every request of the session's tabs carries.
+    request_headers: crate::network::SessionHeaders,
 }
 
 #[derive(Debug, Default)]
@@ -250,6 +252,7 @@ impl Tabs {
             events,
             changes: super::signals::channel(),
             viewport,
+            request_headers: Default::default(),
         }
     }
 
@@ -275,7 +278,7 @@ impl Tabs {
             }
             length += 1;
         };
-        let traffic = Arc::new(TabTraffic::new(&id, self.events.clone()));
+        let traffic = Arc::new(TabTraffic::new(&id, self.events.clone()).with_session_headers(self.request_headers.clone()));
         let tab = Arc::new(TabState {
             id: id.clone(),
             opener: opener.map(str::to_string),
@@ -298,6 +301,11 @@ impl Tabs {
         self.changed.notify_one();
         let _ = self.changes.send(super::TabsChange::Opened { tab: id, opener: opener.map(str::to_string) });
         tab
+    }
+
+    /// Sets the headers every request of the session's tabs carries (lower-case names).
+    pub fn set_request_headers(&self, headers: Vec<(String, String)>) {
+        self.request_headers.set(headers);
     }
 
     /// Names `tab`'s requests to the session proxy: they carry its view's WebKit page id

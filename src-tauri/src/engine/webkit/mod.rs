@@ -11,6 +11,7 @@ mod capture;
 mod context;
 mod devtools;
 mod download;
+mod identity;
 mod input;
 mod navigation;
 mod print;
@@ -261,9 +262,16 @@ impl Engine {
         }
         std::fs::create_dir_all(&spec.web_data_dir)
             .map_err(|error| Error::internal(format!("cannot create the session's web data directory: {error}")))?;
+        self.check_identity(&spec)?;
         let existing = self.contexts.borrow().get(&spec.web_data_dir).cloned();
+        if let Some(existing) = &existing {
+            identity::check_shared_context(existing, &spec.identity)?;
+        }
+        identity::apply_process_wide(&spec.identity);
         let context = existing.unwrap_or_else(|| {
-            let context = context::persistent(&spec.web_data_dir, &self.web_process_dir);
+            let identity = &spec.identity;
+            let context =
+                context::persistent(&spec.web_data_dir, &self.web_process_dir, identity.timezone.as_deref(), identity.geolocation);
             if let Some(proxy) = &spec.proxy {
                 context::use_proxy(&context.web, proxy);
             }
@@ -383,6 +391,8 @@ impl Engine {
         }
         self.downloads.cancel_all_of(session.downloads());
         self.release_context(&session.spec.web_data_dir);
+        let others: Vec<_> = self.sessions.borrow().values().map(|other| other.spec.identity.clone()).collect();
+        identity::release_process_wide(&session.spec.identity, &others);
         tracing::debug!(session = %session_id, "engine closed session");
         Ok(())
     }
@@ -404,6 +414,14 @@ impl Engine {
             self.downloads.cancel_all_of(session.downloads());
         }
         self.contexts.borrow_mut().clear();
+    }
+
+    /// Checks what `spec` asks of the engine against what it can give: fields WebKitGTK
+    /// keeps per daemon must agree with every other live session's.
+    fn check_identity(&self, spec: &SessionSpec) -> Result<()> {
+        let sessions = self.sessions.borrow();
+        let others: Vec<_> = sessions.values().map(|session| &session.spec.identity).collect();
+        identity::check_process_wide(&spec.identity, &others)
     }
 
     /// The tab that hosts `view`, in whichever session.

@@ -113,6 +113,8 @@ pub(super) struct Tab {
     /// Held by a print from its start until WebKit says it finished: prints of one view
     /// take turns (started back to back, one could lose its file).
     pub(super) print_turn: Arc<tokio::sync::Mutex<()>>,
+    /// What the session shows pages (the permissions it grants, for `policy.rs`).
+    pub(super) identity: crate::engine::identity::Identity,
 }
 
 /// Scripts added for every new document, by id (so they can be removed).
@@ -164,6 +166,9 @@ impl Tab {
         // before the view loads anything, a popup's first request included.
         spec.tabs.attach_page(&state, view.page_id(), &context.secret);
         if let Some(settings) = WebViewExt::settings(&view) {
+            if let Some(user_agent) = &spec.identity.user_agent {
+                settings.set_user_agent(Some(user_agent));
+            }
             // Let every popup reach the `create` handler, so it is decided *and* recorded.
             settings.set_javascript_can_open_windows_automatically(true);
             settings.set_enable_developer_extras(false);
@@ -239,6 +244,7 @@ impl Tab {
             document_scripts: DocumentScripts::default(),
             devtools: super::devtools::Runtime::new(&nodes),
             print_turn: Arc::default(),
+            identity: spec.identity.clone(),
         };
         load::connect(&tab);
         policy::connect(&tab);
