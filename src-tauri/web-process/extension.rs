@@ -71,7 +71,9 @@ unsafe extern "C" {
 #[link(name = "soup-3.0")]
 unsafe extern "C" {
     fn soup_message_headers_get_one(headers: gpointer, name: *const c_char) -> *const c_char;
-    fn soup_message_headers_replace(headers: gpointer, name: *const c_char, value: *const c_char);
+    fn soup_message_headers_foreach(headers: gpointer, func: GCallback, data: gpointer);
+    fn soup_message_headers_clear(headers: gpointer);
+    fn soup_message_headers_append(headers: gpointer, name: *const c_char, value: *const c_char);
 }
 
 /// The entry point WebKit looks up in every shared object of the extensions directory;
@@ -124,11 +126,31 @@ unsafe extern "C" fn send_request(page: gpointer, request: gpointer, _redirected
         if agent.ends_with(&token) {
             return 0;
         }
-        if let Ok(value) = CString::new(format!("{agent}{token}")) {
-            soup_message_headers_replace(headers, USER_AGENT.as_ptr(), value.as_ptr());
+        let Ok(extended) = CString::new(format!("{agent}{token}")) else { return 0 };
+        // Rewritten in their order, the User-Agent where it was: libsoup's `replace` would
+        // move it last, and servers would see an order no WebKit sends.
+        let mut all: Vec<(CString, CString)> = Vec::new();
+        soup_message_headers_foreach(headers, collect_header as GCallback, (&raw mut all).cast());
+        soup_message_headers_clear(headers);
+        for (name, value) in &all {
+            let value = if name.as_bytes().eq_ignore_ascii_case(USER_AGENT.to_bytes()) { &extended } else { value };
+            soup_message_headers_append(headers, name.as_ptr(), value.as_ptr());
+        }
+        if !all.iter().any(|(name, _)| name.as_bytes().eq_ignore_ascii_case(USER_AGENT.to_bytes())) {
+            soup_message_headers_append(headers, USER_AGENT.as_ptr(), extended.as_ptr());
         }
     }
     0
+}
+
+/// `soup_message_headers_foreach`'s function: copies one header into the vector at `data`.
+unsafe extern "C" fn collect_header(name: *const c_char, value: *const c_char, data: gpointer) {
+    // SAFETY: `data` is the `Vec` that `send_request` lent for the call; the strings are
+    // libsoup's, valid during the call, and copied here.
+    unsafe {
+        let all = &mut *data.cast::<Vec<(CString, CString)>>();
+        all.push((CStr::from_ptr(name).to_owned(), CStr::from_ptr(value).to_owned()));
+    }
 }
 
 /// `console-message-sent`: forwards an engine message to the view, as
