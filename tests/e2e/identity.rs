@@ -180,5 +180,26 @@ fn a_session_shows_pages_the_identity_it_asked_for_and_nothing_it_did_not_grant(
     }
     let unknown = lease.try_session(json!({ "permissions": ["camera"] }));
     assert_eq!((unknown.status, unknown.code()), (400, "E_BAD_REQUEST"), "{}", unknown.body);
-    assert_eq!(lease.try_session(json!({})).status, 200, "a session naming nothing still opens");
+
+    // Later, on the live sessions: a new position, other headers, another grant.
+    session.ok("set_geolocation", json!({ "latitude": -33.8568, "longitude": 151.2153 }));
+    let moved = session.ok("evaluate", json!({ "tab": tab, "expression": "where()" }))["value"].clone();
+    assert_eq!(moved, json!({ "latitude": -33.8568, "longitude": 151.2153, "accuracy": 0 }));
+    session.fails("set_geolocation", json!({ "latitude": 0, "longitude": 200 }), 400, "E_BAD_REQUEST");
+    let headers = session.ok("set_extra_http_headers", json!({ "headers": { "X-Later": "2" } }))["headers"].clone();
+    assert_eq!(headers, json!([["x-later", "2"], ["accept-language", "de-DE,de;q=0.9"]]));
+    session.navigate(&fixtures.url("/f/identity.html?who=later"));
+    let later = fixtures.seen("/f/identity.html").pop().unwrap();
+    assert!(later.headers.iter().any(|(name, value)| name == "x-later" && value == "2"), "{:?}", later.headers);
+    assert!(!later.headers.iter().any(|(name, _)| name == "x-test-run"), "{:?}", later.headers);
+    let asked = "Notification.requestPermission()";
+    assert_eq!(other.ok("evaluate", json!({ "tab": plain, "expression": asked }))["value"], "denied");
+    assert_eq!(other.ok("grant_permissions", json!({ "permissions": ["notifications"] }))["grants"], 1);
+    assert_eq!(other.ok("evaluate", json!({ "tab": plain, "expression": asked }))["value"], "granted");
+    other.fails("grant_permissions", json!({ "permissions": ["camera"] }), 400, "E_BAD_REQUEST");
+
+    // Once the session that named a locale and a scheme closes, another may name others.
+    assert_eq!(session.close().status, 200);
+    let after = lease.try_session(json!({ "locale": "fr-FR", "color_scheme": "light" }));
+    assert_eq!(after.status, 200, "{}", after.body);
 }

@@ -374,6 +374,11 @@ pub enum SessionRequest {
     CloseTab { tab: String },
     /// Cancel a running download; answers whether one was running.
     CancelDownload { download_id: String },
+    /// The position the session's pages read from now on (`E_UNSUPPORTED` when its
+    /// context is a profile's that another open session shares).
+    SetGeolocation(identity::Geolocation),
+    /// Permissions granted from now on, besides the session's earlier grants.
+    GrantPermissions(Vec<(identity::Permission, Option<Vec<String>>)>),
 }
 
 /// What the engine answers.
@@ -465,6 +470,8 @@ impl Command {
             Command::Session { request: SessionRequest::NewTab, .. } => "tab_new",
             Command::Session { request: SessionRequest::CloseTab { .. }, .. } => "tab_close",
             Command::Session { request: SessionRequest::CancelDownload { .. }, .. } => "cancel_download",
+            Command::Session { request: SessionRequest::SetGeolocation(_), .. } => "set_geolocation",
+            Command::Session { request: SessionRequest::GrantPermissions(_), .. } => "grant_permissions",
             Command::Page { request, .. } => request.kind(),
             Command::CloseAll { .. } => "close_all",
         }

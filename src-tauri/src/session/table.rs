@@ -331,7 +331,7 @@ impl SessionTable {
             tabs: tabs.clone(),
             downloads: downloads.clone(),
             proxy: proxy.as_ref().map(SessionProxy::url),
-            identity,
+            identity: identity.clone(),
         };
         if let Err(error) = self.services.engine.open(spec).await {
             let _ = std::fs::remove_dir_all(&dirs.root);
@@ -360,6 +360,7 @@ impl SessionTable {
             proxy: Mutex::new(proxy),
             created_at: crate::clock::now(),
             engine: self.services.engine.clone(),
+            identity: Mutex::new(identity),
             waiting: Mutex::default(),
             changed: self.services.changed.clone(),
             last_used: Mutex::new(Instant::now()),

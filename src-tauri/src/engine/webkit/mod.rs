@@ -174,6 +174,8 @@ struct Engine {
 struct HostedSession {
     spec: SessionSpec,
     context: context::Context,
+    /// What the session shows pages, as its tabs read it (grants change it later).
+    identity: Rc<RefCell<crate::engine::identity::Identity>>,
     tabs: RefCell<Vec<Rc<Tab>>>,
 }
 
@@ -251,6 +253,24 @@ impl Engine {
                 Answer::Done
             }
             SessionRequest::CancelDownload { download_id } => Answer::Flag(self.downloads.cancel(&download_id)),
+            SessionRequest::SetGeolocation(position) => {
+                let shared =
+                    self.sessions.borrow().values().any(|other| {
+                        other.spec.session_id != session.spec.session_id && other.spec.web_data_dir == session.spec.web_data_dir
+                    });
+                if shared && session.context.position.get() != Some(position) {
+                    return Err(crate::engine::identity::unsupported(
+                        "geolocation",
+                        "another open session shares this profile's WebKit context, which has one position",
+                    ));
+                }
+                session.context.position.set(Some(position));
+                Answer::Done
+            }
+            SessionRequest::GrantPermissions(grants) => {
+                session.identity.borrow_mut().permissions.extend(grants);
+                Answer::Done
+            }
         })
     }
 
@@ -285,7 +305,8 @@ impl Engine {
             context
         });
         let session_id = spec.session_id.clone();
-        let session = Rc::new(HostedSession { spec, context, tabs: RefCell::default() });
+        let identity = Rc::new(RefCell::new(spec.identity.clone()));
+        let session = Rc::new(HostedSession { spec, context, identity, tabs: RefCell::default() });
         self.sessions.borrow_mut().insert(session_id.clone(), session.clone());
         if let Err(error) = self.open_tab(&session, None).await {
             let _ = self.close(&session_id);
@@ -299,7 +320,7 @@ impl Engine {
     /// selected tab.
     async fn open_tab(self: &Rc<Self>, session: &Rc<HostedSession>, opener: Option<&str>) -> Result<Rc<Tab>> {
         let state = session.tabs().open(opener, true);
-        let tab = match Tab::open(&session.context, &session.spec, state.clone(), None, agent::tab_scripts()) {
+        let tab = match Tab::open(&session.context, &session.spec, &session.identity, state.clone(), None, agent::tab_scripts()) {
             Ok(tab) => Rc::new(tab),
             Err(error) => {
                 session.tabs().remove(&state.id);
@@ -360,14 +381,15 @@ impl Engine {
         url: &str,
     ) -> Option<Rc<Tab>> {
         let state = session.tabs().open(Some(opener), false);
-        let tab = match Tab::open(&session.context, &session.spec, state.clone(), Some(opener_view), agent::tab_scripts()) {
-            Ok(tab) => Rc::new(tab),
-            Err(error) => {
-                tracing::warn!(%error, "could not open a popup as a tab");
-                session.tabs().remove(&state.id);
-                return None;
-            }
-        };
+        let tab =
+            match Tab::open(&session.context, &session.spec, &session.identity, state.clone(), Some(opener_view), agent::tab_scripts()) {
+                Ok(tab) => Rc::new(tab),
+                Err(error) => {
+                    tracing::warn!(%error, "could not open a popup as a tab");
+                    session.tabs().remove(&state.id);
+                    return None;
+                }
+            };
         session.tabs.borrow_mut().push(tab.clone());
         self.wire(session, &tab);
         tab.events.push(Some(&tab.id), EventKind::Popup { opener: opener.to_string(), url: url.to_string() });

@@ -114,7 +114,7 @@ pub(super) struct Tab {
     /// take turns (started back to back, one could lose its file).
     pub(super) print_turn: Arc<tokio::sync::Mutex<()>>,
     /// What the session shows pages (the permissions it grants, for `policy.rs`).
-    pub(super) identity: crate::engine::identity::Identity,
+    pub(super) identity: Rc<RefCell<crate::engine::identity::Identity>>,
 }
 
 /// Scripts added for every new document, by id (so they can be removed).
@@ -145,6 +145,7 @@ impl Tab {
     pub(super) fn open(
         context: &super::context::Context,
         spec: &SessionSpec,
+        identity: &Rc<RefCell<crate::engine::identity::Identity>>,
         state: Arc<TabState>,
         opener: Option<&webkit2gtk::WebView>,
         scripts: TabScripts,
@@ -166,7 +167,7 @@ impl Tab {
         // before the view loads anything, a popup's first request included.
         spec.tabs.attach_page(&state, view.page_id(), &context.secret);
         if let Some(settings) = WebViewExt::settings(&view) {
-            if let Some(user_agent) = &spec.identity.user_agent {
+            if let Some(user_agent) = &identity.borrow().user_agent {
                 settings.set_user_agent(Some(user_agent));
             }
             // Let every popup reach the `create` handler, so it is decided *and* recorded.
@@ -244,7 +245,7 @@ impl Tab {
             document_scripts: DocumentScripts::default(),
             devtools: super::devtools::Runtime::new(&nodes),
             print_turn: Arc::default(),
-            identity: spec.identity.clone(),
+            identity: identity.clone(),
         };
         load::connect(&tab);
         policy::connect(&tab);

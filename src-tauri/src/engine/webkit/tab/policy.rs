@@ -76,7 +76,7 @@ pub(super) fn connect(tab: &Tab) {
         let type_name = request.type_().name();
         let origin = view.uri().and_then(|uri| url::Url::parse(&uri).ok()).map(|url| url.origin().ascii_serialization());
         if let (Some(permission), Some(origin)) = (grantable(type_name), origin) {
-            if identity.grants(permission, &origin) {
+            if identity.borrow().grants(permission, &origin) {
                 request.allow();
                 return true;
             }
