@@ -87,8 +87,22 @@ pub(super) fn release_process_wide(closed: &Identity, others: &[Identity]) {
         }
     }
     if closed.locale.is_some() && others.iter().all(|other| other.locale.is_none()) {
-        webkit2gtk::WebContext::default().inspect(|context| context.set_preferred_languages(&[]));
+        set_default_languages();
     }
+}
+
+/// Gives pages the system's languages, except under the C or POSIX locale (a service's
+/// usual one, `C.UTF-8` included), where WebKit tells pages `navigator.language == "C"`
+/// and `Intl`'s locale `en-US-u-va-posix`, which no browser a person uses says (measured):
+/// they get `en-US`, as Chromium's default.
+pub(super) fn set_default_languages() {
+    let system = glib::language_names();
+    let plain = system.first().is_none_or(|first| {
+        let language = first.split(['.', '@']).next().unwrap_or_default();
+        matches!(language, "C" | "POSIX")
+    });
+    let languages: &[&str] = if plain { &["en-US"] } else { &[] };
+    webkit2gtk::WebContext::default().inspect(|context| context.set_preferred_languages(languages));
 }
 
 /// The scale factor of the daemon's screen (GDK_SCALE), which every page's

@@ -73,6 +73,7 @@ pub fn start(queue: EngineQueue, web_process_dir: PathBuf) {
     let EngineQueue { mut receiver, main_thread } = queue;
     MAIN_THREAD.with(|slot| *slot.borrow_mut() = Some(main_thread.clone()));
     heartbeat(main_thread.clone());
+    identity::set_default_languages();
     let main_context = glib::MainContext::default();
     main_context.spawn_local(async move {
         let engine = Rc::new(Engine { web_process_dir, ..Engine::default() });
