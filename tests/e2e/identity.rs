@@ -203,3 +203,47 @@ fn a_session_shows_pages_the_identity_it_asked_for_and_nothing_it_did_not_grant(
     let after = lease.try_session(json!({ "locale": "fr-FR", "color_scheme": "light" }));
     assert_eq!(after.status, 200, "{}", after.body);
 }
+
+#[test]
+fn a_profile_remembers_what_its_first_session_asked_for() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let lease = daemon.lease("agent-a");
+    let first = lease.try_session(json!({ "profile": "tokyo", "timezone": "Asia/Tokyo", "user_agent": "Remembered/1.0" }));
+    assert_eq!(first.status, 200, "{}", first.body);
+    let first_token = first.body["session_token"].as_str().unwrap().to_string();
+    let first = Session {
+        id: first.body["session_id"].as_str().unwrap().to_string(),
+        token: first_token,
+        lease: lease.clone(),
+        summary: first.body,
+    };
+    assert_eq!(first.close().status, 200);
+    // A later session of the profile naming nothing shows the same; one naming a field
+    // shows its own.
+    let later = lease.try_session(json!({ "profile": "tokyo" }));
+    assert_eq!(later.status, 200, "{}", later.body);
+    let later = Session {
+        id: later.body["session_id"].as_str().unwrap().to_string(),
+        token: later.body["session_token"].as_str().unwrap().to_string(),
+        lease: lease.clone(),
+        summary: later.body,
+    };
+    later.navigate(&fixtures.url("/f/identity.html?who=later"));
+    let tab = later.summary["tab"].as_str().unwrap().to_string();
+    let identity = identity_of(&later, &tab);
+    assert_eq!((identity["timeZone"].clone(), identity["userAgent"].clone()), (json!("Asia/Tokyo"), json!("Remembered/1.0")), "{identity}");
+    assert_eq!(later.close().status, 200);
+    let own = lease.try_session(json!({ "profile": "tokyo", "user_agent": "Own/2.0" }));
+    assert_eq!(own.status, 200, "{}", own.body);
+    let own = Session {
+        id: own.body["session_id"].as_str().unwrap().to_string(),
+        token: own.body["session_token"].as_str().unwrap().to_string(),
+        lease: lease.clone(),
+        summary: own.body,
+    };
+    own.navigate(&fixtures.url("/f/identity.html?who=own"));
+    let tab = own.summary["tab"].as_str().unwrap().to_string();
+    let identity = identity_of(&own, &tab);
+    assert_eq!((identity["timeZone"].clone(), identity["userAgent"].clone()), (json!("Asia/Tokyo"), json!("Own/2.0")), "{identity}");
+}

@@ -77,7 +77,8 @@ pub enum PermissionGrant {
 }
 
 /// What a session shows pages about itself; every field optional (WebKit's own otherwise).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Identity {
     pub user_agent: Option<String>,
     pub locale: Option<String>,
@@ -92,6 +93,27 @@ pub struct Identity {
 }
 
 impl Identity {
+    /// Takes from `remembered` every field this identity leaves out.
+    pub fn fill_from(&mut self, remembered: &Identity) {
+        fn fill<T: Clone>(field: &mut Option<T>, remembered: &Option<T>) {
+            if field.is_none() {
+                field.clone_from(remembered);
+            }
+        }
+        fill(&mut self.user_agent, &remembered.user_agent);
+        fill(&mut self.locale, &remembered.locale);
+        fill(&mut self.timezone, &remembered.timezone);
+        fill(&mut self.color_scheme, &remembered.color_scheme);
+        fill(&mut self.geolocation, &remembered.geolocation);
+        fill(&mut self.device_scale_factor, &remembered.device_scale_factor);
+        if self.extra_http_headers.is_empty() {
+            self.extra_http_headers.clone_from(&remembered.extra_http_headers);
+        }
+        if self.permissions.is_empty() {
+            self.permissions.clone_from(&remembered.permissions);
+        }
+    }
+
     /// Whether `permission` is granted to a page of `origin` (`scheme://host[:port]`).
     pub fn grants(&self, permission: Permission, origin: &str) -> bool {
         self.permissions.iter().any(|(granted, origins)| {

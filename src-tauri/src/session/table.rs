@@ -287,14 +287,17 @@ impl SessionTable {
         height: u32,
         profile: Option<String>,
         popups: PopupPolicy,
-        identity: Identity,
+        mut identity: Identity,
     ) -> Result<Arc<Session>> {
         let id = format!("sess-{}", random_hex(8));
         let mut dirs = SessionDirs::new(&self.lease_dir, &id);
         dirs.create().map_err(|error| Error::internal(format!("cannot create the session directories: {error}")))?;
         if let Some(profile) = &profile {
             match self.services.profiles.acquire(profile) {
-                Ok(profile_dir) => dirs.web_data = profile_dir,
+                Ok(profile_dir) => {
+                    identity = super::ProfileStore::remembered_identity(&profile_dir, identity);
+                    dirs.web_data = profile_dir;
+                }
                 Err(error) => {
                     let _ = std::fs::remove_dir_all(&dirs.root);
                     return Err(error);
