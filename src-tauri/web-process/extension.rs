@@ -1,8 +1,18 @@
 //! malo's WebKit web-process extension: loaded by every web process of malo's contexts, it
-//! tells the view what the engine itself writes to a page's console (security refusals,
-//! failed loads), which no API of the UI process reports. The refusal of a local or engine
-//! URL ("Not allowed to load local resource") is the only trace WebKit leaves of a page
-//! trying to load one, whether by a link, a form, script, a frame or a meta refresh.
+//! does two things no API of the UI process can.
+//!
+//! It names each request's tab to the session proxy: `send-request` appends
+//! `TAB_MARKER<page id>.<context secret>` to the request's `User-Agent` header, which the
+//! proxy reads and removes. The page's own user agent (`navigator.userAgent`, workers, the
+//! settings) stays clean, and a service worker's `FetchEvent` does not see the header
+//! (measured: it sees the request's other headers). The secret comes from the UI process
+//! once per web process (`initialize_with_user_data`); page ids are the UI process's own
+//! (`webkit_web_view_get_page_id`), so the proxy needs nothing else to find the tab.
+//!
+//! And it tells the view what the engine itself writes to a page's console (security
+//! refusals, failed loads). The refusal of a local or engine URL ("Not allowed to load
+//! local resource") is the only trace WebKit leaves of a page trying to load one, whether
+//! by a link, a form, script, a frame or a meta refresh.
 //!
 //! Built by `build.rs` with plain `rustc` (no crates: a handful of C functions) into a
 //! shared object that the `malo` binary carries and writes into its data directory.
@@ -12,7 +22,8 @@
 
 #![allow(unsafe_code, non_camel_case_types)]
 
-use std::ffi::{c_char, c_ulong, c_void, CStr};
+use std::ffi::{c_char, c_ulong, c_void, CStr, CString};
+use std::sync::OnceLock;
 
 type gpointer = *mut c_void;
 type GCallback = *const c_void;
@@ -23,6 +34,13 @@ const SOURCE_JAVASCRIPT: u32 = 0;
 const SOURCE_CONSOLE_API: u32 = 2;
 /// The name of the message the view receives (`user-message-received`).
 const MESSAGE_NAME: &CStr = c"malo:console";
+/// What precedes a tab's token in a request's User-Agent (`network::TAB_MARKER`).
+const TAB_MARKER: &str = " malo/";
+/// The header the token rides in.
+const USER_AGENT: &CStr = c"User-Agent";
+
+/// The context's secret, from the UI process (`<page id>.<secret>` names a tab).
+static SECRET: OnceLock<String> = OnceLock::new();
 
 #[link(name = "webkit2gtk-4.1")]
 #[link(name = "gobject-2.0")]
@@ -37,6 +55,10 @@ unsafe extern "C" {
         flags: u32,
     ) -> c_ulong;
     fn g_variant_new(format: *const c_char, ...) -> gpointer;
+    fn g_variant_get_type_string(value: gpointer) -> *const c_char;
+    fn g_variant_get_string(value: gpointer, length: *mut usize) -> *const c_char;
+    fn webkit_web_page_get_id(page: gpointer) -> u64;
+    fn webkit_uri_request_get_http_headers(request: gpointer) -> gpointer;
     fn webkit_console_message_get_source(message: gpointer) -> u32;
     fn webkit_console_message_get_level(message: gpointer) -> u32;
     fn webkit_console_message_get_text(message: gpointer) -> *const c_char;
@@ -46,22 +68,89 @@ unsafe extern "C" {
     fn webkit_web_page_send_message_to_view(page: gpointer, message: gpointer, cancellable: gpointer, callback: gpointer, data: gpointer);
 }
 
-/// The entry point WebKit looks up in every shared object of the extensions directory.
+#[link(name = "soup-3.0")]
+unsafe extern "C" {
+    fn soup_message_headers_get_one(headers: gpointer, name: *const c_char) -> *const c_char;
+    fn soup_message_headers_foreach(headers: gpointer, func: GCallback, data: gpointer);
+    fn soup_message_headers_clear(headers: gpointer);
+    fn soup_message_headers_append(headers: gpointer, name: *const c_char, value: *const c_char);
+}
+
+/// The entry point WebKit looks up in every shared object of the extensions directory;
+/// `user_data` is the context's secret (a string variant).
 ///
 /// # Safety
-/// Called by WebKit once per web process with a live `WebKitWebExtension`.
+/// Called by WebKit once per web process with a live `WebKitWebExtension` and the
+/// context's initialization data (a GVariant, or null when the context set none).
 #[no_mangle]
-pub unsafe extern "C" fn webkit_web_extension_initialize(extension: gpointer) {
+pub unsafe extern "C" fn webkit_web_extension_initialize_with_user_data(extension: gpointer, user_data: gpointer) {
+    // SAFETY: a live GVariant (when not null), whose type string is checked before its
+    // string is read; the string is copied before this returns.
+    unsafe {
+        if !user_data.is_null() && CStr::from_ptr(g_variant_get_type_string(user_data)) == c"s" {
+            let secret = CStr::from_ptr(g_variant_get_string(user_data, std::ptr::null_mut()));
+            let _ = SECRET.set(secret.to_string_lossy().into_owned());
+        }
+    }
     // SAFETY: a live GObject, a NUL-terminated signal name, and a handler whose signature
     // is that of `page-created` (extension, page, user data).
     unsafe { connect(extension, c"page-created", page_created as GCallback) };
 }
 
-/// `page-created`: follows the new page's console.
+/// `page-created`: names the new page's requests and follows its console.
 unsafe extern "C" fn page_created(_extension: gpointer, page: gpointer, _data: gpointer) {
-    // SAFETY: `page` is the live WebKitWebPage of the signal; the handler's signature is
-    // that of `console-message-sent` (page, message, user data).
-    unsafe { connect(page, c"console-message-sent", console_message_sent as GCallback) };
+    // SAFETY: `page` is the live WebKitWebPage of the signal; the handlers' signatures are
+    // those of `send-request` (page, request, redirected response, user data) and
+    // `console-message-sent` (page, message, user data).
+    unsafe {
+        connect(page, c"send-request", send_request as GCallback);
+        connect(page, c"console-message-sent", console_message_sent as GCallback);
+    }
+}
+
+/// `send-request`: appends the tab's token to the request's User-Agent (once: a redirect's
+/// request already carries it). Returns FALSE: the request goes on.
+unsafe extern "C" fn send_request(page: gpointer, request: gpointer, _redirected: gpointer, _data: gpointer) -> i32 {
+    let Some(secret) = SECRET.get() else { return 0 };
+    // SAFETY: `request` is the signal's live WebKitURIRequest; its headers (null for a
+    // request that is not HTTP) live as long as it does, and the agent's text is copied
+    // before the header is replaced.
+    unsafe {
+        let headers = webkit_uri_request_get_http_headers(request);
+        if headers.is_null() {
+            return 0;
+        }
+        let agent = soup_message_headers_get_one(headers, USER_AGENT.as_ptr());
+        let agent = if agent.is_null() { String::new() } else { CStr::from_ptr(agent).to_string_lossy().into_owned() };
+        let token = format!("{TAB_MARKER}{}.{secret}", webkit_web_page_get_id(page));
+        if agent.ends_with(&token) {
+            return 0;
+        }
+        let Ok(extended) = CString::new(format!("{agent}{token}")) else { return 0 };
+        // Rewritten in their order, the User-Agent where it was: libsoup's `replace` would
+        // move it last, and servers would see an order no WebKit sends.
+        let mut all: Vec<(CString, CString)> = Vec::new();
+        soup_message_headers_foreach(headers, collect_header as GCallback, (&raw mut all).cast());
+        soup_message_headers_clear(headers);
+        for (name, value) in &all {
+            let value = if name.as_bytes().eq_ignore_ascii_case(USER_AGENT.to_bytes()) { &extended } else { value };
+            soup_message_headers_append(headers, name.as_ptr(), value.as_ptr());
+        }
+        if !all.iter().any(|(name, _)| name.as_bytes().eq_ignore_ascii_case(USER_AGENT.to_bytes())) {
+            soup_message_headers_append(headers, USER_AGENT.as_ptr(), extended.as_ptr());
+        }
+    }
+    0
+}
+
+/// `soup_message_headers_foreach`'s function: copies one header into the vector at `data`.
+unsafe extern "C" fn collect_header(name: *const c_char, value: *const c_char, data: gpointer) {
+    // SAFETY: `data` is the `Vec` that `send_request` lent for the call; the strings are
+    // libsoup's, valid during the call, and copied here.
+    unsafe {
+        let all = &mut *data.cast::<Vec<(CString, CString)>>();
+        all.push((CStr::from_ptr(name).to_owned(), CStr::from_ptr(value).to_owned()));
+    }
 }
 
 /// `console-message-sent`: forwards an engine message to the view, as

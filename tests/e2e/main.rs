@@ -13,6 +13,7 @@ mod fidelity;
 mod files;
 mod headless;
 mod hostile;
+mod identity;
 mod interfaces;
 mod leaks;
 mod leases;

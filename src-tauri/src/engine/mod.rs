@@ -43,6 +43,7 @@ pub mod agent;
 pub mod devtools;
 #[cfg(test)]
 pub(crate) mod fake;
+pub mod identity;
 pub use malo_core::keys;
 pub mod main_thread;
 pub mod print;
@@ -82,6 +83,8 @@ pub struct SessionSpec {
     pub downloads: Arc<Downloads>,
     /// The proxy every request of the session goes through (`http://127.0.0.1:<port>`).
     pub proxy: Option<String>,
+    /// What the session shows pages about itself (checked already).
+    pub identity: identity::Identity,
 }
 
 /// Which tab a page request is for.
@@ -377,6 +380,11 @@ pub enum SessionRequest {
     CloseTab { tab: String },
     /// Cancel a running download; answers whether one was running.
     CancelDownload { download_id: String },
+    /// The position the session's pages read from now on (`E_UNSUPPORTED` when its
+    /// context is a profile's that another open session shares).
+    SetGeolocation(identity::Geolocation),
+    /// Permissions granted from now on, besides the session's earlier grants.
+    GrantPermissions(Vec<(identity::Permission, Option<Vec<String>>)>),
 }
 
 /// What the engine answers.
@@ -468,6 +476,8 @@ impl Command {
             Command::Session { request: SessionRequest::NewTab, .. } => "tab_new",
             Command::Session { request: SessionRequest::CloseTab { .. }, .. } => "tab_close",
             Command::Session { request: SessionRequest::CancelDownload { .. }, .. } => "cancel_download",
+            Command::Session { request: SessionRequest::SetGeolocation(_), .. } => "set_geolocation",
+            Command::Session { request: SessionRequest::GrantPermissions(_), .. } => "grant_permissions",
             Command::Page { request, .. } => request.kind(),
             Command::CloseAll { .. } => "close_all",
         }

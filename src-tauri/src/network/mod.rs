@@ -20,44 +20,64 @@ pub mod rules;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock, Weak};
 
+use crate::secret::Token;
+
 pub use self::capture::{Capture, ResponseBody, ResponseRecord, MAX_BODIES, MAX_BODY_BUDGET, MAX_BODY_BYTES, SESSION_RESPONSES};
 pub use self::filters::{RequestFilter, StatusFilter};
 pub use self::records::{
     record_end, record_response, record_rule, recorded_headers, BodyState, Ending, Entry, Initiator, NameValue, NewRequest, RequestRecord,
-    ResourceType, TabTraffic, TAB_REQUESTS,
+    ResourceType, SessionHeaders, TabTraffic, TAB_REQUESTS,
 };
 
-/// The marker a tab's User-Agent ends with, before its token: the session proxy reads the
-/// token to know the tab, and removes both before a request leaves the machine.
+/// What precedes a tab's token in the User-Agent header of its requests, as the web-process
+/// extension writes it (`src-tauri/web-process/extension.rs`, which only the header gets:
+/// the page's own user agent never carries it). The token is `<page id>.<context secret>`;
+/// the session proxy reads it to know the tab and removes it before a request leaves the
+/// machine.
 pub const TAB_MARKER: &str = " malo/";
 
-/// A tab as the directory holds it: its traffic and its session's capture.
-type Listed = (Weak<TabTraffic>, Weak<Capture>);
+/// A tab as the directory holds it: its traffic, its session's capture, and the secret of
+/// its WebKit context.
+#[derive(Debug)]
+struct Listed {
+    traffic: Weak<TabTraffic>,
+    capture: Weak<Capture>,
+    secret: Token,
+}
 
-/// Every tab's traffic, by the token its requests carry (a profile's context is shared by
-/// several sessions, so one proxy may see another session's tabs).
+/// Every tab's traffic, by the WebKit page id its requests carry (a profile's context is
+/// shared by several sessions, so one proxy may see another session's tabs).
 #[derive(Debug, Default)]
 pub struct TabDirectory {
     // A std RwLock: lookups on every request, inserts and removals on tab open and close.
-    tabs: RwLock<HashMap<String, Listed>>,
+    tabs: RwLock<HashMap<u64, Listed>>,
 }
 
 impl TabDirectory {
-    /// Registers a tab's traffic under its token.
-    pub fn register(&self, traffic: &Arc<TabTraffic>, capture: &Arc<Capture>) {
-        self.tabs.write().expect("directory poisoned").insert(traffic.token.clone(), (Arc::downgrade(traffic), Arc::downgrade(capture)));
+    /// Registers a tab's traffic under its view's page id, in a context whose secret is
+    /// `secret`; the traffic remembers the page id, to be forgotten with the tab.
+    pub fn register(&self, page_id: u64, secret: &Token, traffic: &Arc<TabTraffic>, capture: &Arc<Capture>) {
+        let listed = Listed { traffic: Arc::downgrade(traffic), capture: Arc::downgrade(capture), secret: secret.clone() };
+        self.tabs.write().expect("directory poisoned").insert(page_id, listed);
+        traffic.set_page_id(page_id);
     }
 
     /// Forgets a tab.
-    pub fn unregister(&self, token: &str) {
-        self.tabs.write().expect("directory poisoned").remove(token);
+    pub fn unregister(&self, page_id: u64) {
+        self.tabs.write().expect("directory poisoned").remove(&page_id);
     }
 
-    /// The tab (and its session's capture) whose requests carry `token`.
+    /// The tab (and its session's capture) whose requests carry `token`
+    /// (`<page id>.<secret>`); the secret is compared in constant time.
     pub fn find(&self, token: &str) -> Option<(Arc<TabTraffic>, Arc<Capture>)> {
+        let (page_id, secret) = token.split_once('.')?;
+        let page_id: u64 = page_id.parse().ok()?;
         let tabs = self.tabs.read().expect("directory poisoned");
-        let (traffic, capture) = tabs.get(token)?;
-        Some((traffic.upgrade()?, capture.upgrade()?))
+        let listed = tabs.get(&page_id)?;
+        if !listed.secret.matches(secret) {
+            return None;
+        }
+        Some((listed.traffic.upgrade()?, listed.capture.upgrade()?))
     }
 }
 
@@ -82,5 +102,36 @@ impl DaemonPorts {
     /// Whether `port` on a loopback address is the daemon's own.
     pub fn contains(&self, port: u16) -> bool {
         self.ports.read().expect("ports poisoned").contains(&port)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{EventLog, SeqCounter};
+
+    #[test]
+    fn a_tab_is_found_by_its_page_id_and_its_contexts_secret_only() {
+        let directory = TabDirectory::default();
+        let traffic = Arc::new(TabTraffic::new("t1", Arc::new(EventLog::new(Arc::new(SeqCounter::default())))));
+        let capture = Arc::new(Capture::default());
+        let secret = Token::generate();
+        directory.register(7, &secret, &traffic, &capture);
+        assert_eq!(traffic.page_id(), Some(7));
+        let token = format!("7.{}", secret.expose());
+        assert_eq!(directory.find(&token).map(|(found, _)| found.tab.clone()).as_deref(), Some("t1"));
+        let forgeries =
+            ["7".to_string(), "7.".into(), format!("8.{}", secret.expose()), format!("7.{}", Token::generate().expose()), "x.y".into()];
+        for forged in forgeries {
+            assert!(directory.find(&forged).is_none(), "{forged}");
+        }
+        directory.unregister(7);
+        assert!(directory.find(&token).is_none());
+    }
+
+    #[test]
+    fn the_web_process_extension_writes_the_same_marker() {
+        let extension = include_str!("../../web-process/extension.rs");
+        assert!(extension.contains(&format!("const TAB_MARKER: &str = \"{TAB_MARKER}\";")));
     }
 }

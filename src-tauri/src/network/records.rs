@@ -248,19 +248,39 @@ pub struct NewRequest {
     pub body_size: u64,
 }
 
+/// Headers every request of a session carries, shared by its tabs' traffic.
+#[derive(Debug, Clone, Default)]
+pub struct SessionHeaders(Arc<Mutex<Vec<(String, String)>>>);
+
+impl SessionHeaders {
+    /// Replaces the headers (lower-case names).
+    pub fn set(&self, headers: Vec<(String, String)>) {
+        *self.0.lock().expect("session headers poisoned") = headers;
+    }
+
+    /// The headers, in order.
+    pub fn get(&self) -> Vec<(String, String)> {
+        self.0.lock().expect("session headers poisoned").clone()
+    }
+}
+
 /// One tab's traffic: its request log and its interception rules.
 #[derive(Debug)]
 pub struct TabTraffic {
     /// The tab's short id.
     pub tab: String,
-    /// The token the tab's requests carry (in their User-Agent, removed by the proxy).
-    pub token: String,
+    /// The WebKit page id of the tab's view, once it has one: its requests name it (in
+    /// their User-Agent, removed by the proxy; see `TAB_MARKER`).
+    page_id: std::sync::OnceLock<u64>,
     // Std mutexes: pushes, copies and short scans, never held across an await.
     requests: Mutex<VecDeque<Entry>>,
     rules: Mutex<Vec<InterceptRule>>,
     /// Headers every request of the tab carries besides its own (a DevTools client's
     /// `Network.setExtraHTTPHeaders`), in order.
     extra_headers: Mutex<Vec<(String, String)>>,
+    /// Headers every request of the session carries (its `extra_http_headers`, and the
+    /// `Accept-Language` of its locale), shared by its tabs.
+    session_headers: SessionHeaders,
     /// The session's event log (the proxy records what it blocks there).
     pub events: Arc<crate::events::EventLog>,
 }
@@ -270,12 +290,28 @@ impl TabTraffic {
     pub fn new(tab: &str, events: Arc<crate::events::EventLog>) -> TabTraffic {
         TabTraffic {
             tab: tab.to_string(),
-            token: crate::secret::random_hex(8),
+            page_id: std::sync::OnceLock::new(),
             events,
             requests: Mutex::default(),
             rules: Mutex::default(),
             extra_headers: Mutex::default(),
+            session_headers: SessionHeaders::default(),
         }
+    }
+
+    /// The same, carrying the session's headers too.
+    pub fn with_session_headers(self, session_headers: SessionHeaders) -> TabTraffic {
+        TabTraffic { session_headers, ..self }
+    }
+
+    /// The page id the tab's requests carry, once its view exists.
+    pub fn page_id(&self) -> Option<u64> {
+        self.page_id.get().copied()
+    }
+
+    /// Remembers the page id of the tab's view (set once: a tab keeps its view).
+    pub(super) fn set_page_id(&self, page_id: u64) {
+        let _ = self.page_id.set(page_id);
     }
 
     /// Adds a rule; answers it.
@@ -331,9 +367,12 @@ impl TabTraffic {
         *self.extra_headers.lock().expect("extra headers poisoned") = headers;
     }
 
-    /// The headers every request of the tab carries besides its own.
+    /// The headers every request of the tab carries besides its own: the session's, then
+    /// the tab's own (which win on a name both set).
     pub fn extra_headers(&self) -> Vec<(String, String)> {
-        self.extra_headers.lock().expect("extra headers poisoned").clone()
+        let mut headers = self.session_headers.get();
+        headers.extend(self.extra_headers.lock().expect("extra headers poisoned").iter().cloned());
+        headers
     }
 
     /// Appends a record (the oldest goes when the log is full).

@@ -4,10 +4,12 @@
 //! tab's interception rules (continue, fail, fulfill: answered here, the server never
 //! sees it), keeps bodies the agent subscribed to, and refuses the daemon's own ports.
 //!
-//! A request names its tab by a token at the end of its User-Agent (each tab's webview has
-//! its own), which the proxy removes before anything leaves the machine.
+//! A request names its tab by a token that malo's web-process extension adds to its
+//! User-Agent header (never to the page's own user agent), which the proxy removes before
+//! anything leaves the machine (`attribution.rs`).
 //!
-//! The rooms: `accept.rs` admits a page's connections, `tunnel.rs` serves CONNECT (TLS
+//! The rooms: `accept.rs` admits a page's connections, `attribution.rs` finds a request's
+//! tab, `tunnel.rs` serves CONNECT (TLS
 //! terminated with `tls.rs`'s leaves), `forward.rs` decides and forwards one request,
 //! `upstream.rs` opens and reuses connections to servers, and `tee.rs` copies a response
 //! body into the capture on its way to the page.
@@ -16,6 +18,7 @@
 //! proxies), whatever the host name resolves to.
 
 mod accept;
+mod attribution;
 mod forward;
 mod tee;
 pub mod tls;
@@ -30,7 +33,6 @@ use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Empty, Full};
 use hyper::body::Incoming;
-use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -39,7 +41,7 @@ use tokio::task::JoinHandle;
 use self::upstream::Upstream;
 use crate::events::SeqCounter;
 use crate::listen::Admission;
-use crate::network::{Capture, DaemonPorts, TabDirectory, TabTraffic, TAB_MARKER};
+use crate::network::{Capture, DaemonPorts, TabDirectory};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type ProxyBody = BoxBody<Bytes, ProxyError>;
@@ -118,7 +120,7 @@ impl SessionProxy {
         let port = listener.local_addr()?.port();
         services.ports.add(port);
         let (stop, stopped) = oneshot::channel();
-        let state = Arc::new(Proxy { services: services.clone(), capture });
+        let state = Arc::new(Proxy { services: services.clone(), capture, recent: Default::default() });
         let task = tokio::spawn(accept::accept_loop(listener, state, stopped));
         Ok(SessionProxy { port, stop: Some(stop), task, services })
     }
@@ -144,6 +146,8 @@ struct Proxy {
     services: Arc<ProxyServices>,
     /// The session's own capture (requests of no known tab are recorded there).
     capture: Arc<Capture>,
+    /// The tab that last spoke from each origin, for requests that carry no token.
+    recent: attribution::RecentOrigins,
 }
 
 /// One connection from the page: inside a tunnel it knows its target, and it keeps one
@@ -167,23 +171,6 @@ fn empty() -> ProxyBody {
 
 fn full(bytes: impl Into<Bytes>) -> ProxyBody {
     Full::new(bytes.into()).map_err(|never| match never {}).boxed()
-}
-
-/// The tab (and its session's capture) a request comes from, by the token in its
-/// User-Agent, which is removed.
-fn attribute(proxy: &Proxy, headers: &mut HeaderMap) -> (Option<Arc<TabTraffic>>, Arc<Capture>) {
-    let Some(agent) = headers.get(header::USER_AGENT).and_then(|value| value.to_str().ok()).map(str::to_string) else {
-        return (None, proxy.capture.clone());
-    };
-    let Some(index) = agent.rfind(TAB_MARKER) else { return (None, proxy.capture.clone()) };
-    let token = &agent[index + TAB_MARKER.len()..];
-    if let Ok(clean) = HeaderValue::from_str(&agent[..index]) {
-        headers.insert(header::USER_AGENT, clean);
-    }
-    match proxy.services.directory.find(token) {
-        Some((traffic, capture)) => (Some(traffic), capture),
-        None => (None, proxy.capture.clone()),
-    }
 }
 
 type Handled = Pin<Box<dyn std::future::Future<Output = Result<Response<ProxyBody>, ProxyError>> + Send>>;
@@ -213,6 +200,6 @@ async fn handle_request(
             Upstream { https, host: upstream::unbracket(authority.host()), port: authority.port_u16().unwrap_or(80) }
         }
     };
-    let (traffic, capture) = attribute(&proxy, request.headers_mut());
+    let (traffic, capture) = attribution::attribute(&proxy, request.headers_mut(), &target.origin());
     forward::forward(request, target, &proxy, traffic, capture, &connection).await
 }

@@ -10,7 +10,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 
 use super::upstream::{self, Upstream};
-use super::{accept, attribute, empty, handle, tls, Connection, Proxy, ProxyBody, ProxyError};
+use super::{accept, attribution, empty, handle, tls, Connection, Proxy, ProxyBody, ProxyError};
 use crate::listen::Admission;
 use crate::network::{self, Ending, NewRequest, ResourceType};
 
@@ -29,7 +29,7 @@ pub(super) async fn connect(
         return Ok(Response::builder().status(StatusCode::BAD_REQUEST).body(empty())?);
     };
     let target = Upstream { https: true, host: upstream::unbracket(authority.host()), port: authority.port_u16().unwrap_or(443) };
-    let (traffic, capture) = attribute(&proxy, request.headers_mut());
+    let (traffic, capture) = attribution::attribute(&proxy, request.headers_mut(), &target.origin());
     if let Err(reason) = upstream::check_destination(&proxy, &target).await {
         // Recorded as the page would name it, then refused as an unreachable server.
         let entry = capture.begin(

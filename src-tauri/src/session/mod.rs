@@ -94,6 +94,9 @@ pub struct Session {
     pub created_at: String,
     /// The engine that hosts it.
     pub engine: EngineHandle,
+    // A std mutex: a short copy or replace. What it shows pages (creation, then the
+    // identity tools).
+    pub identity: Mutex<crate::engine::identity::Identity>,
     // A std mutex: what the session waits for a person to do, if anything (a short copy).
     waiting: Mutex<Option<String>>,
     /// Notified when the session starts or stops waiting for a person (the tray listens).

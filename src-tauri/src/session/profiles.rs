@@ -3,12 +3,16 @@
 //! across session close and daemon restarts. Anonymous sessions never touch them.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::Serialize;
 
+use crate::engine::identity::Identity;
 use crate::error::{Error, ErrorCode, Result};
+
+/// Where a profile keeps what its first session asked to show pages.
+const IDENTITY_FILE: &str = "identity.json";
 
 /// Profiles that may exist at once.
 pub const MAX_PROFILES: usize = 64;
@@ -70,6 +74,25 @@ impl ProfileStore {
         }
         *in_use.entry(name.to_string()).or_default() += 1;
         Ok(dir)
+    }
+
+    /// What a profile's sessions show pages: `asked`, with every field it leaves out taken
+    /// from what the profile's first session asked for (`identity.json` in its directory,
+    /// written by that session).
+    pub fn remembered_identity(dir: &Path, mut asked: Identity) -> Identity {
+        let path = dir.join(IDENTITY_FILE);
+        match std::fs::read(&path).ok().and_then(|bytes| serde_json::from_slice::<Identity>(&bytes).ok()) {
+            Some(remembered) => asked.fill_from(&remembered),
+            None => {
+                // Inside the profile's directory (mode 0700).
+                if let Ok(json) = serde_json::to_vec_pretty(&asked) {
+                    if let Err(error) = std::fs::write(&path, json) {
+                        tracing::warn!(%error, "cannot remember the profile's identity");
+                    }
+                }
+            }
+        }
+        asked
     }
 
     /// One session fewer uses the profile.

@@ -11,6 +11,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::{Session, SessionDirs};
+use crate::engine::identity::Identity;
 use crate::engine::{EngineHandle, SessionSpec};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{EventLog, SeqCounter};
@@ -53,6 +54,69 @@ pub struct CreateSession {
     /// session); `set_popup_policy` changes it later.
     #[serde(default)]
     pub popups: Option<PopupPolicy>,
+    /// The user agent of every tab (`navigator.userAgent` and the `User-Agent` header);
+    /// default WebKit's own.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 512))]
+    pub user_agent: Option<String>,
+    /// A BCP 47 language tag (`de-DE`): the session's `Accept-Language`, and
+    /// `navigator.language(s)` and `Intl`'s default, which WebKit keeps per daemon (see
+    /// docs/API.md: `E_UNSUPPORTED` while another session uses another locale).
+    #[serde(default)]
+    pub locale: Option<String>,
+    /// An IANA time zone (`Europe/Berlin`) that `Date` and `Intl` in pages follow.
+    #[serde(default)]
+    pub timezone: Option<String>,
+    /// `prefers-color-scheme`: `light` or `dark` (kept per daemon, as `locale`).
+    #[serde(default)]
+    pub color_scheme: Option<crate::engine::identity::ColorScheme>,
+    /// The position pages granted `geolocation` read.
+    #[serde(default)]
+    pub geolocation: Option<crate::engine::identity::Geolocation>,
+    /// `devicePixelRatio`: WebKitGTK has it per daemon only, so only the screen's own
+    /// (1 on malo's own screen) is accepted.
+    #[serde(default)]
+    pub device_scale_factor: Option<f64>,
+    /// Headers added to every request of the session's pages (names are case-insensitive).
+    #[serde(default)]
+    pub extra_http_headers: Option<std::collections::BTreeMap<String, String>>,
+    /// Permissions granted: a name (`geolocation`, `notifications`, `clipboard-read`,
+    /// `clipboard-write`) for every origin, or `{name, origins}`. Anything else a page asks
+    /// for is denied (and is an event).
+    #[serde(default)]
+    pub permissions: Option<Vec<crate::engine::identity::PermissionGrant>>,
+}
+
+impl CreateSession {
+    /// The identity asked for, checked (`E_BAD_REQUEST` naming the first wrong field).
+    fn identity(&self) -> Result<Identity> {
+        use crate::engine::identity as check;
+        if let Some(user_agent) = &self.user_agent {
+            check::check_user_agent(user_agent)?;
+        }
+        if let Some(locale) = &self.locale {
+            check::check_locale(locale)?;
+        }
+        if let Some(timezone) = &self.timezone {
+            check::check_timezone(timezone)?;
+        }
+        if let Some(position) = &self.geolocation {
+            check::check_geolocation(position)?;
+        }
+        if let Some(factor) = self.device_scale_factor {
+            check::check_device_scale_factor(factor)?;
+        }
+        Ok(Identity {
+            user_agent: self.user_agent.clone(),
+            locale: self.locale.clone(),
+            timezone: self.timezone.clone(),
+            color_scheme: self.color_scheme,
+            geolocation: self.geolocation,
+            device_scale_factor: self.device_scale_factor,
+            extra_http_headers: self.extra_http_headers.as_ref().map(check::check_headers).transpose()?.unwrap_or_default(),
+            permissions: self.permissions.as_deref().map(check::check_permissions).transpose()?.unwrap_or_default(),
+        })
+    }
 }
 
 /// What one lease may use.
@@ -173,6 +237,7 @@ impl SessionTable {
                 VIEWPORT_RANGE.end()
             )));
         }
+        let identity = request.identity()?;
         let name = request.name.unwrap_or_else(|| "session".to_string());
         if name.is_empty() || name.chars().count() > 128 || name.chars().any(char::is_control) {
             return Err(Error::bad_request("name must be 1 to 128 printable characters"));
@@ -181,7 +246,7 @@ impl SessionTable {
             super::ProfileStore::check_name(profile)?;
         }
         self.reserve_slot()?;
-        let result = self.open(name, width, height, request.profile, request.popups.unwrap_or_default()).await;
+        let result = self.open(name, width, height, request.profile, request.popups.unwrap_or_default(), identity).await;
         let lease_released = {
             let mut state = self.state.lock().expect("session table poisoned");
             state.opening -= 1;
@@ -218,13 +283,24 @@ impl SessionTable {
         Ok(())
     }
 
-    async fn open(&self, name: String, width: u32, height: u32, profile: Option<String>, popups: PopupPolicy) -> Result<Arc<Session>> {
+    async fn open(
+        &self,
+        name: String,
+        width: u32,
+        height: u32,
+        profile: Option<String>,
+        popups: PopupPolicy,
+        mut identity: Identity,
+    ) -> Result<Arc<Session>> {
         let id = format!("sess-{}", random_hex(8));
         let mut dirs = SessionDirs::new(&self.lease_dir, &id);
         dirs.create().map_err(|error| Error::internal(format!("cannot create the session directories: {error}")))?;
         if let Some(profile) = &profile {
             match self.services.profiles.acquire(profile) {
-                Ok(profile_dir) => dirs.web_data = profile_dir,
+                Ok(profile_dir) => {
+                    identity = super::ProfileStore::remembered_identity(&profile_dir, identity);
+                    dirs.web_data = profile_dir;
+                }
                 Err(error) => {
                     let _ = std::fs::remove_dir_all(&dirs.root);
                     return Err(error);
@@ -250,6 +326,7 @@ impl SessionTable {
         };
         let directory = services.proxy.as_ref().map(|proxy| proxy.directory.clone()).unwrap_or_default();
         let tabs = Arc::new(Tabs::new(services.changed.clone(), popups, events.clone(), directory, capture.clone(), (width, height)));
+        tabs.set_request_headers(identity.request_headers());
         let downloads = Arc::new(Downloads::new(dirs.downloads.clone(), self.limits.max_download_bytes, events.clone()));
         let spec = SessionSpec {
             session_id: id.clone(),
@@ -260,6 +337,7 @@ impl SessionTable {
             tabs: tabs.clone(),
             downloads: downloads.clone(),
             proxy: proxy.as_ref().map(SessionProxy::url),
+            identity: identity.clone(),
         };
         if let Err(error) = self.services.engine.open(spec).await {
             let _ = std::fs::remove_dir_all(&dirs.root);
@@ -289,6 +367,7 @@ impl SessionTable {
             proxy: Mutex::new(proxy),
             created_at: crate::clock::now(),
             engine: self.services.engine.clone(),
+            identity: Mutex::new(identity),
             waiting: Mutex::default(),
             changed: self.services.changed.clone(),
             last_used: Mutex::new(Instant::now()),

@@ -218,6 +218,8 @@ pub struct Tabs {
     pub changes: tokio::sync::broadcast::Sender<super::TabsChange>,
     /// The viewport new tabs get (the session's size).
     viewport: (u32, u32),
+    /// Headers every request of the session's tabs carries.
+    request_headers: crate::network::SessionHeaders,
 }
 
 #[derive(Debug, Default)]
@@ -228,9 +230,9 @@ struct TabsState {
 }
 
 impl Tabs {
-    /// No tab yet. Each tab's traffic is registered in `directory` (for the proxy), with
-    /// the session's `capture`; the session's `events` counter numbers its records and log
-    /// entries.
+    /// No tab yet. Each tab's traffic is registered in `directory` (for the proxy) once
+    /// its view exists (`attach_page`), with the session's `capture`; the session's
+    /// `events` counter numbers its records and log entries.
     pub fn new(
         changed: Arc<Notify>,
         popups: PopupPolicy,
@@ -250,6 +252,7 @@ impl Tabs {
             events,
             changes: super::signals::channel(),
             viewport,
+            request_headers: Default::default(),
         }
     }
 
@@ -275,8 +278,7 @@ impl Tabs {
             }
             length += 1;
         };
-        let traffic = Arc::new(TabTraffic::new(&id, self.events.clone()));
-        self.directory.register(&traffic, &self.capture);
+        let traffic = Arc::new(TabTraffic::new(&id, self.events.clone()).with_session_headers(self.request_headers.clone()));
         let tab = Arc::new(TabState {
             id: id.clone(),
             opener: opener.map(str::to_string),
@@ -301,6 +303,17 @@ impl Tabs {
         tab
     }
 
+    /// Sets the headers every request of the session's tabs carries (lower-case names).
+    pub fn set_request_headers(&self, headers: Vec<(String, String)>) {
+        self.request_headers.set(headers);
+    }
+
+    /// Names `tab`'s requests to the session proxy: they carry its view's WebKit page id
+    /// and its context's secret (see `network::TAB_MARKER`).
+    pub fn attach_page(&self, tab: &TabState, page_id: u64, secret: &crate::secret::Token) {
+        self.directory.register(page_id, secret, &tab.traffic, &self.capture);
+    }
+
     /// Removes a tab (its id is free again). When it was selected, the selection moves to
     /// its opener if open, else to the last tab, else to none.
     pub fn remove(&self, id: &str) -> Option<Arc<TabState>> {
@@ -309,7 +322,9 @@ impl Tabs {
         let tab = state.tabs.remove(index);
         tab.closed.store(true, Ordering::SeqCst);
         tab.signal(super::TabSignal::Closed);
-        self.directory.unregister(&tab.traffic.token);
+        if let Some(page_id) = tab.traffic.page_id() {
+            self.directory.unregister(page_id);
+        }
         if state.selected.as_deref() == Some(id) {
             let opener = tab.opener.as_deref().filter(|opener| state.tabs.iter().any(|tab| &tab.id == opener));
             state.selected = opener.map(str::to_string).or_else(|| state.tabs.last().map(|tab| tab.id.clone()));

@@ -16,6 +16,7 @@ mod downloads;
 mod events;
 mod forms;
 mod history;
+mod identity;
 mod keys;
 mod limits;
 mod login;
@@ -444,6 +445,7 @@ impl ToolRegistry {
             close::tool(),
         ]);
         tools.extend(tabs::tools());
+        tools.extend(identity::tools());
         tools.extend(devtools::tools());
         tools.extend(downloads::tools());
         tools.extend([upload::tool(), wait_for_event::tool(), pdf::tool()]);

@@ -73,6 +73,11 @@ impl Fixtures {
         self.seen.lock().unwrap().iter().filter(|seen| seen.path == path).cloned().collect()
     }
 
+    /// Every request seen, in order.
+    pub fn seen_all(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+
     /// The fixture routes, recording into this server's log (to serve them on another listener).
     pub(super) fn router(&self) -> axum::Router {
         fixture_router(FixtureLog { seen: self.seen.clone(), uploads: self.uploads.clone() }, None)

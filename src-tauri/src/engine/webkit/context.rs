@@ -15,25 +15,68 @@
 //! the XDG download folder or the process's working directory (measured: a page's
 //! `<a download>` landed in the daemon's working directory).
 
+use std::cell::Cell;
 use std::path::Path;
+use std::rc::Rc;
 
+use glib::ToVariant;
 use webkit2gtk::{
-    CookieManagerExt, CookiePersistentStorage, NetworkProxyMode, NetworkProxySettings, TLSErrorsPolicy, WebContextExt, WebsiteDataManager,
-    WebsiteDataManagerExt,
+    CookieManagerExt, CookiePersistentStorage, GeolocationManagerExt, NetworkProxyMode, NetworkProxySettings, TLSErrorsPolicy,
+    WebContextExt, WebsiteDataManager, WebsiteDataManagerExt,
 };
 
+use crate::engine::identity::Geolocation;
+use crate::secret::Token;
+
+/// A WebKit context and the secret with which its web processes name each request's tab
+/// to the session proxy (see `network::TAB_MARKER`).
+#[derive(Clone)]
+pub(super) struct Context {
+    pub(super) web: webkit2gtk::WebContext,
+    /// Handed to every web process of the context as it starts, never to a page.
+    pub(super) secret: Token,
+    /// The time zone its pages follow (`time-zone-override`: fixed when it is built).
+    pub(super) timezone: Option<String>,
+    /// The position its pages' geolocation reads (WebKit has one geolocation manager per
+    /// context); `None`: geolocation fails.
+    pub(super) position: Rc<Cell<Option<Geolocation>>>,
+}
+
 /// A context whose data (cookies, storage, cache) lives in `dir`, whose web processes
-/// load malo's extension from `web_process_dir`.
-pub(super) fn persistent(dir: &Path, web_process_dir: &Path) -> webkit2gtk::WebContext {
+/// load malo's extension from `web_process_dir`, whose pages follow `timezone` (default:
+/// the daemon's) and read `position`.
+pub(super) fn persistent(dir: &Path, web_process_dir: &Path, timezone: Option<&str>, position: Option<Geolocation>) -> Context {
     let dir_text = dir.to_string_lossy();
     let manager = WebsiteDataManager::builder().base_cache_directory(&*dir_text).base_data_directory(&*dir_text).build();
     if let Some(cookies) = manager.cookie_manager() {
         cookies.set_persistent_storage(&dir.join("cookies").to_string_lossy(), CookiePersistentStorage::Text);
     }
-    let context = webkit2gtk::WebContext::builder().website_data_manager(&manager).build();
+    let mut builder = webkit2gtk::WebContext::builder().website_data_manager(&manager);
+    if let Some(timezone) = timezone {
+        builder = builder.time_zone_override(timezone);
+    }
+    let context = builder.build();
     context.set_automation_allowed(false);
     context.set_web_extensions_directory(&web_process_dir.to_string_lossy());
-    context
+    let secret = Token::generate();
+    let data = secret.expose().to_variant();
+    // Each web process gets the secret as it starts (the extension's initialization data).
+    context.connect_initialize_web_extensions(move |context| context.set_web_extensions_initialization_user_data(&data));
+    let position = Rc::new(Cell::new(position));
+    if let Some(manager) = context.geolocation_manager() {
+        // Only pages granted `geolocation` get here (`tab/policy.rs`).
+        let position = position.clone();
+        manager.connect_start(move |manager| {
+            match position.get() {
+                Some(Geolocation { latitude, longitude, accuracy }) => {
+                    manager.update_position(&mut webkit2gtk::GeolocationPosition::new(latitude, longitude, accuracy.unwrap_or(0.0)))
+                }
+                None => manager.failed("the session has no geolocation"),
+            }
+            true
+        });
+    }
+    Context { web: context, secret, timezone: timezone.map(str::to_string), position }
 }
 
 /// Sends every request of the context through `proxy` (`http://127.0.0.1:<port>`), loopback

@@ -11,6 +11,7 @@ mod capture;
 mod context;
 mod devtools;
 mod download;
+mod identity;
 mod input;
 mod navigation;
 mod print;
@@ -86,6 +87,7 @@ pub fn start(queue: EngineQueue, web_process_dir: PathBuf) {
     let EngineQueue { mut receiver, main_thread } = queue;
     MAIN_THREAD.with(|slot| *slot.borrow_mut() = Some(main_thread.clone()));
     heartbeat(main_thread.clone());
+    identity::set_default_languages();
     let main_context = glib::MainContext::default();
     main_context.spawn_local(async move {
         let engine = Rc::new(Engine { web_process_dir, ..Engine::default() });
@@ -176,7 +178,7 @@ struct Engine {
     sessions: RefCell<HashMap<String, Rc<HostedSession>>>,
     /// One WebKit context per data directory: sessions of the same profile share theirs
     /// (cookies, storage, one network process); an anonymous session has its own.
-    contexts: RefCell<HashMap<PathBuf, webkit2gtk::WebContext>>,
+    contexts: RefCell<HashMap<PathBuf, context::Context>>,
     /// Downloads in progress, for `cancel_download`.
     downloads: Rc<download::RunningDownloads>,
     /// Where malo's web-process extension is (every context loads it).
@@ -186,7 +188,9 @@ struct Engine {
 /// One session on the engine side: its WebKit context and the tabs that share it.
 struct HostedSession {
     spec: SessionSpec,
-    context: webkit2gtk::WebContext,
+    context: context::Context,
+    /// What the session shows pages, as its tabs read it (grants change it later).
+    identity: Rc<RefCell<crate::engine::identity::Identity>>,
     tabs: RefCell<Vec<Rc<Tab>>>,
 }
 
@@ -264,6 +268,24 @@ impl Engine {
                 Answer::Done
             }
             SessionRequest::CancelDownload { download_id } => Answer::Flag(self.downloads.cancel(&download_id)),
+            SessionRequest::SetGeolocation(position) => {
+                let shared =
+                    self.sessions.borrow().values().any(|other| {
+                        other.spec.session_id != session.spec.session_id && other.spec.web_data_dir == session.spec.web_data_dir
+                    });
+                if shared && session.context.position.get() != Some(position) {
+                    return Err(crate::engine::identity::unsupported(
+                        "geolocation",
+                        "another open session shares this profile's WebKit context, which has one position",
+                    ));
+                }
+                session.context.position.set(Some(position));
+                Answer::Done
+            }
+            SessionRequest::GrantPermissions(grants) => {
+                session.identity.borrow_mut().permissions.extend(grants);
+                Answer::Done
+            }
         })
     }
 
@@ -275,23 +297,31 @@ impl Engine {
         }
         std::fs::create_dir_all(&spec.web_data_dir)
             .map_err(|error| Error::internal(format!("cannot create the session's web data directory: {error}")))?;
+        self.check_identity(&spec)?;
         let existing = self.contexts.borrow().get(&spec.web_data_dir).cloned();
+        if let Some(existing) = &existing {
+            identity::check_shared_context(existing, &spec.identity)?;
+        }
+        identity::apply_process_wide(&spec.identity);
         let context = existing.unwrap_or_else(|| {
-            let context = context::persistent(&spec.web_data_dir, &self.web_process_dir);
+            let identity = &spec.identity;
+            let context =
+                context::persistent(&spec.web_data_dir, &self.web_process_dir, identity.timezone.as_deref(), identity.geolocation);
             if let Some(proxy) = &spec.proxy {
-                context::use_proxy(&context, proxy);
+                context::use_proxy(&context.web, proxy);
             }
             self.contexts.borrow_mut().insert(spec.web_data_dir.clone(), context.clone());
             // Every download of the context goes where its session's policy says, or nowhere.
             let engine = Rc::downgrade(&self);
-            download::catch_downloads(&context, Rc::downgrade(&self.downloads), move |view| {
+            download::catch_downloads(&context.web, Rc::downgrade(&self.downloads), move |view| {
                 let tab = engine.upgrade()?.tab_of_view(view)?;
                 Some(download::Origin { tab: tab.id.clone(), downloads: tab.downloads.clone() })
             });
             context
         });
         let session_id = spec.session_id.clone();
-        let session = Rc::new(HostedSession { spec, context, tabs: RefCell::default() });
+        let identity = Rc::new(RefCell::new(spec.identity.clone()));
+        let session = Rc::new(HostedSession { spec, context, identity, tabs: RefCell::default() });
         self.sessions.borrow_mut().insert(session_id.clone(), session.clone());
         if let Err(error) = self.open_tab(&session, None).await {
             let _ = self.close(&session_id);
@@ -305,7 +335,7 @@ impl Engine {
     /// selected tab.
     async fn open_tab(self: &Rc<Self>, session: &Rc<HostedSession>, opener: Option<&str>) -> Result<Rc<Tab>> {
         let state = session.tabs().open(opener, true);
-        let tab = match Tab::open(&session.context, &session.spec, state.clone(), None, agent::tab_scripts()) {
+        let tab = match Tab::open(&session.context, &session.spec, &session.identity, state.clone(), None, agent::tab_scripts()) {
             Ok(tab) => Rc::new(tab),
             Err(error) => {
                 session.tabs().remove(&state.id);
@@ -366,14 +396,15 @@ impl Engine {
         url: &str,
     ) -> Option<Rc<Tab>> {
         let state = session.tabs().open(Some(opener), false);
-        let tab = match Tab::open(&session.context, &session.spec, state.clone(), Some(opener_view), agent::tab_scripts()) {
-            Ok(tab) => Rc::new(tab),
-            Err(error) => {
-                tracing::warn!(%error, "could not open a popup as a tab");
-                session.tabs().remove(&state.id);
-                return None;
-            }
-        };
+        let tab =
+            match Tab::open(&session.context, &session.spec, &session.identity, state.clone(), Some(opener_view), agent::tab_scripts()) {
+                Ok(tab) => Rc::new(tab),
+                Err(error) => {
+                    tracing::warn!(%error, "could not open a popup as a tab");
+                    session.tabs().remove(&state.id);
+                    return None;
+                }
+            };
         session.tabs.borrow_mut().push(tab.clone());
         self.wire(session, &tab);
         tab.events.push(Some(&tab.id), EventKind::Popup { opener: opener.to_string(), url: url.to_string() });
@@ -392,11 +423,13 @@ impl Engine {
         let heir = self.sessions.borrow().values().find(|other| other.spec.web_data_dir == session.spec.web_data_dir).cloned();
         if let (Some(heir), Some(proxy)) = (heir, session.spec.proxy.as_ref()) {
             if let Some(heir_proxy) = heir.spec.proxy.as_ref().filter(|heir_proxy| *heir_proxy != proxy) {
-                context::use_proxy(&heir.context, heir_proxy);
+                context::use_proxy(&heir.context.web, heir_proxy);
             }
         }
         self.downloads.cancel_all_of(session.downloads());
         self.release_context(&session.spec.web_data_dir);
+        let others: Vec<_> = self.sessions.borrow().values().map(|other| other.spec.identity.clone()).collect();
+        identity::release_process_wide(&session.spec.identity, &others);
         tracing::debug!(session = %session_id, "engine closed session");
         Ok(())
     }
@@ -418,6 +451,14 @@ impl Engine {
             self.downloads.cancel_all_of(session.downloads());
         }
         self.contexts.borrow_mut().clear();
+    }
+
+    /// Checks what `spec` asks of the engine against what it can give: fields WebKitGTK
+    /// keeps per daemon must agree with every other live session's.
+    fn check_identity(&self, spec: &SessionSpec) -> Result<()> {
+        let sessions = self.sessions.borrow();
+        let others: Vec<_> = sessions.values().map(|session| &session.spec.identity).collect();
+        identity::check_process_wide(&spec.identity, &others)
     }
 
     /// The tab that hosts `view`, in whichever session.

@@ -113,6 +113,8 @@ pub(super) struct Tab {
     /// Held by a print from its start until WebKit says it finished: prints of one view
     /// take turns (started back to back, one could lose its file).
     pub(super) print_turn: Arc<tokio::sync::Mutex<()>>,
+    /// What the session shows pages (the permissions it grants, for `policy.rs`).
+    pub(super) identity: Rc<RefCell<crate::engine::identity::Identity>>,
 }
 
 /// Scripts added for every new document, by id (so they can be removed).
@@ -141,8 +143,9 @@ impl Tab {
     /// `opener`: for a popup, the view that opened it (the new view is related to it:
     /// same context, `window.opener` kept); the page then loads the popup's URL itself.
     pub(super) fn open(
-        context: &webkit2gtk::WebContext,
+        context: &super::context::Context,
         spec: &SessionSpec,
+        identity: &Rc<RefCell<crate::engine::identity::Identity>>,
         state: Arc<TabState>,
         opener: Option<&webkit2gtk::WebView>,
         scripts: TabScripts,
@@ -151,22 +154,22 @@ impl Tab {
         let host = gtk::OffscreenWindow::new();
         host.set_default_size(spec.width as i32, spec.height as i32);
 
-        // Settings of its own: a popup would otherwise share its opener's (and its token).
+        // Settings of its own: a popup would otherwise share its opener's.
         let builder = webkit2gtk::WebView::builder()
             .user_content_manager(&webkit2gtk::UserContentManager::new())
             .settings(&webkit2gtk::Settings::new());
         let view = match opener {
             Some(opener) => builder.related_view(opener).build(),
-            None => builder.web_context(context).build(),
+            None => builder.web_context(&context.web).build(),
         };
+        // The tab's requests name it to the session proxy by its page id (the web-process
+        // extension adds it to their User-Agent header; the proxy removes it): registered
+        // before the view loads anything, a popup's first request included.
+        spec.tabs.attach_page(&state, view.page_id(), &context.secret);
         if let Some(settings) = WebViewExt::settings(&view) {
-            // The tab's requests name it to the session proxy (which removes the token).
-            let agent = settings.user_agent().map(|agent| agent.to_string()).unwrap_or_default();
-            let agent = match agent.find(crate::network::TAB_MARKER) {
-                Some(index) => agent[..index].to_string(),
-                None => agent,
-            };
-            settings.set_user_agent(Some(&format!("{agent}{}{}", crate::network::TAB_MARKER, state.traffic.token)));
+            if let Some(user_agent) = &identity.borrow().user_agent {
+                settings.set_user_agent(Some(user_agent));
+            }
             // Let every popup reach the `create` handler, so it is decided *and* recorded.
             settings.set_javascript_can_open_windows_automatically(true);
             settings.set_enable_developer_extras(false);
@@ -242,6 +245,7 @@ impl Tab {
             document_scripts: DocumentScripts::default(),
             devtools: super::devtools::Runtime::new(&nodes),
             print_turn: Arc::default(),
+            identity: identity.clone(),
         };
         load::connect(&tab);
         policy::connect(&tab);

@@ -10,6 +10,7 @@ use webkit2gtk::{
 };
 
 use super::{FileInputClicked, Tab};
+use crate::engine::identity::Permission;
 use crate::events::{BlockReason, EventKind};
 
 /// Connects the policy signals of `tab`'s view.
@@ -68,14 +69,24 @@ pub(super) fn connect(tab: &Tab) {
         true
     });
 
-    // Permission requests (geolocation, notifications, media, ...) are denied.
-    let (events, tab_id) = (tab.events.clone(), tab.id.clone());
-    view.connect_permission_request(move |_view, request| {
+    // Permission requests (geolocation, notifications, media, ...) are denied unless the
+    // session grants them to the page's origin.
+    let (events, tab_id, identity) = (tab.events.clone(), tab.id.clone(), tab.identity.clone());
+    view.connect_permission_request(move |view, request| {
+        let type_name = request.type_().name();
+        let origin = view.uri().and_then(|uri| url::Url::parse(&uri).ok()).map(|url| url.origin().ascii_serialization());
+        if let (Some(permission), Some(origin)) = (grantable(type_name), origin) {
+            if identity.borrow().grants(permission, &origin) {
+                request.allow();
+                return true;
+            }
+        }
         request.deny();
-        let kind = permission_kind(request.type_().name());
-        events.push(Some(&tab_id), EventKind::PermissionDenied { permission: kind });
+        events.push(Some(&tab_id), EventKind::PermissionDenied { permission: permission_kind(type_name) });
         true
     });
+    // A granted notification never reaches the desktop: WebKit would show it there.
+    view.connect_show_notification(|_view, _notification| true);
 
     // Frames may only navigate to web and inert document schemes.
     let (events, tab_id, downloads) = (tab.events.clone(), tab.id.clone(), tab.downloads.clone());
@@ -118,6 +129,17 @@ fn is_attachment(decision: &ResponsePolicyDecision) -> bool {
     let disposition =
         decision.response().and_then(|response| response.http_headers()).and_then(|headers| headers.one("Content-Disposition"));
     disposition.is_some_and(|value| value.trim_start().get(..10).is_some_and(|word| word.eq_ignore_ascii_case("attachment")))
+}
+
+/// The permission a session may grant for a request of this type (WebKit's clipboard
+/// request, 2.42, has no Rust type: it is known by its name).
+fn grantable(type_name: &str) -> Option<Permission> {
+    match type_name {
+        "WebKitGeolocationPermissionRequest" => Some(Permission::Geolocation),
+        "WebKitNotificationPermissionRequest" => Some(Permission::Notifications),
+        "WebKitClipboardPermissionRequest" => Some(Permission::ClipboardRead),
+        _ => None,
+    }
 }
 
 /// `WebKitGeolocationPermissionRequest` -> `geolocation`.
