@@ -13,9 +13,9 @@ pub const DEFAULT_DATA_DIR: &str = "~/.malo-browser";
 /// The default download budget of a session: 1 GiB.
 pub const DEFAULT_MAX_DOWNLOAD_BYTES: u64 = 1 << 30;
 
-/// `malo daemon` flags. Every flag also accepts the `--flag=value` form.
-#[derive(Debug, Clone, Args)]
-pub struct DaemonArgs {
+/// The daemon's ports: `malo daemon` takes them, `malo doctor` checks them.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct PortArgs {
     /// Port of the broker on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 7410)]
     pub daemon_port: u16,
@@ -25,6 +25,14 @@ pub struct DaemonArgs {
     /// Last port of the lease pool (inclusive).
     #[arg(long, default_value_t = 7499)]
     pub port_max: u16,
+}
+
+/// `malo daemon` flags. Every flag also accepts the `--flag=value` form.
+#[derive(Debug, Clone, Args)]
+pub struct DaemonArgs {
+    /// The broker's port and the lease pool.
+    #[command(flatten)]
+    pub ports: PortArgs,
     /// A lease not renewed for this long is reclaimed with all its sessions.
     #[arg(long, default_value_t = 300)]
     pub lease_ttl_seconds: u64,
@@ -66,14 +74,15 @@ pub struct Settings {
 impl Settings {
     /// Checks the flags and expands the data directory.
     pub fn from_args(args: &DaemonArgs) -> Result<Settings> {
-        let any_port = args.port_min == 0 && args.port_max == 0;
-        if !any_port && (args.port_min == 0 || args.port_min > args.port_max) {
+        let PortArgs { daemon_port, port_min, port_max } = args.ports;
+        let any_port = port_min == 0 && port_max == 0;
+        if !any_port && (port_min == 0 || port_min > port_max) {
             return Err(Error::bad_request(format!(
                 "--port-min ({}) must be at least 1 and not above --port-max ({}); 0 and 0 mean any free port",
-                args.port_min, args.port_max
+                port_min, port_max
             )));
         }
-        if args.daemon_port != 0 && !any_port && (args.port_min..=args.port_max).contains(&args.daemon_port) {
+        if daemon_port != 0 && !any_port && (port_min..=port_max).contains(&daemon_port) {
             return Err(Error::bad_request("--daemon-port must lie outside the lease port pool"));
         }
         if args.lease_ttl_seconds == 0 || args.session_idle_seconds == 0 {
@@ -83,9 +92,9 @@ impl Settings {
             return Err(Error::bad_request("--max-sessions must be at least 1"));
         }
         Ok(Settings {
-            daemon_port: args.daemon_port,
-            port_min: args.port_min,
-            port_max: args.port_max,
+            daemon_port,
+            port_min,
+            port_max,
             lease_ttl: Duration::from_secs(args.lease_ttl_seconds),
             session_idle: Duration::from_secs(args.session_idle_seconds),
             max_sessions: args.max_sessions,
@@ -126,7 +135,7 @@ mod tests {
     fn defaults_match_the_contract() {
         let harness = Harness::parse_from(["malo"]);
         let args = harness.args;
-        assert_eq!((args.daemon_port, args.port_min, args.port_max), (7410, 7411, 7499));
+        assert_eq!((args.ports.daemon_port, args.ports.port_min, args.ports.port_max), (7410, 7411, 7499));
         assert_eq!((args.lease_ttl_seconds, args.session_idle_seconds, args.max_sessions), (300, 300, 4));
         assert_eq!(args.data_dir, DEFAULT_DATA_DIR);
         assert_eq!(DEFAULT_DATA_DIR, "~/.malo-browser");

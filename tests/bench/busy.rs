@@ -104,15 +104,7 @@ pub(crate) fn many_sessions(daemon: &Daemon, fixtures: &Fixtures) {
         elapsed.as_secs_f64() * 1000.0,
         (stalled(&stats_after) - stalled(&stats_before)) / (elapsed.as_secs_f64() * 10.0)
     );
-    for hold in stats_after["main_thread"]["longest_holds"].as_array().into_iter().flatten().take(5) {
-        println!(
-            "  longest hold: {:<20} {:>8} ms over {} commands ({} over 50 ms)",
-            hold["command"].as_str().unwrap_or("?"),
-            hold["longest_ms"],
-            hold["commands"],
-            hold["over_50ms"]
-        );
-    }
+    crate::main_thread::print_longest_holds(&stats_after, 5);
     println!("(the machine's cores are shared with the 16 sessions' web processes: a stall is also time the scheduler gave them)");
     for session in busy {
         session.close();

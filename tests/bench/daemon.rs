@@ -9,6 +9,7 @@ mod busy;
 mod coldstart;
 #[path = "../e2e/harness/mod.rs"]
 mod harness;
+mod main_thread;
 mod requests;
 mod screenshots;
 

@@ -10,6 +10,7 @@
 
 #[path = "../e2e/harness/mod.rs"]
 mod harness;
+mod main_thread;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -155,15 +156,7 @@ fn main() {
         summary(&main_thread["stall"]),
         main_thread["stalled_total_ms"]
     );
-    for hold in main_thread["longest_holds"].as_array().into_iter().flatten().take(6) {
-        println!(
-            "  longest hold: {:<20} {:>8} ms over {} commands ({} over 50 ms)",
-            hold["command"].as_str().unwrap_or("?"),
-            hold["longest_ms"],
-            hold["commands"],
-            hold["over_50ms"]
-        );
-    }
+    crate::main_thread::print_longest_holds(&stats, 6);
     println!("connections: {}", stats["connections"]);
 
     let processes = webkit_children(daemon.pid);

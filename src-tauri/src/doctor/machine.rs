@@ -199,20 +199,23 @@ fn free(port: u16) -> bool {
 /// `default_dir`: whether the data directory is the default one, whose daemon takes the
 /// broker port; the CLI and `malo mcp` start another directory's on any free port.
 pub(super) fn ports(args: &DoctorArgs, daemon: &RunningDaemon, default_dir: bool) -> Vec<Check> {
-    let broker = if daemon.port() == Some(args.daemon_port) {
-        Check::ok("broker-port", format!("{} is the running daemon's", args.daemon_port))
+    let broker = if daemon.port() == Some(args.ports.daemon_port) {
+        Check::ok("broker-port", format!("{} is the running daemon's", args.ports.daemon_port))
     } else if !default_dir {
         Check::ok("broker-port", "not the default data directory: its daemon takes any free port (--daemon-port 0)")
-    } else if free(args.daemon_port) {
-        Check::ok("broker-port", format!("{} is free", args.daemon_port))
+    } else if free(args.ports.daemon_port) {
+        Check::ok("broker-port", format!("{} is free", args.ports.daemon_port))
     } else {
         Check::fail(
             "broker-port",
-            format!("{} is taken by another program", args.daemon_port),
-            format!("stop that program (ss -ltnp 'sport = :{}' names it), or give the daemon another: --daemon-port", args.daemon_port),
+            format!("{} is taken by another program", args.ports.daemon_port),
+            format!(
+                "stop that program (ss -ltnp 'sport = :{}' names it), or give the daemon another: --daemon-port",
+                args.ports.daemon_port
+            ),
         )
     };
-    let (low, high) = (args.port_min, args.port_max);
+    let (low, high) = (args.ports.port_min, args.ports.port_max);
     if low > high || low == 0 {
         return vec![broker, Check::fail("lease-ports", format!("{low}-{high} is not a range"), "give --port-min <= --port-max")];
     }

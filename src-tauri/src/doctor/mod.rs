@@ -21,15 +21,9 @@ pub struct DoctorArgs {
     /// The daemon's data directory (as `malo daemon --data-dir`).
     #[arg(long, default_value = crate::config::DEFAULT_DATA_DIR)]
     pub data_dir: String,
-    /// The broker port the daemon would take (as `malo daemon --daemon-port`).
-    #[arg(long, default_value_t = 7410)]
-    pub daemon_port: u16,
-    /// The lease ports' range (as `malo daemon --port-min/--port-max`).
-    #[arg(long, default_value_t = 7411)]
-    pub port_min: u16,
-    /// The lease ports' range (as `malo daemon --port-min/--port-max`).
-    #[arg(long, default_value_t = 7499)]
-    pub port_max: u16,
+    /// The ports the daemon would take (as `malo daemon`'s).
+    #[command(flatten)]
+    pub ports: crate::config::PortArgs,
     /// Print the checks as one JSON document.
     #[arg(long)]
     pub json: bool,
