@@ -187,7 +187,7 @@ fn a_session_shows_pages_the_identity_it_asked_for_and_nothing_it_did_not_grant(
     assert_eq!(moved, json!({ "latitude": -33.8568, "longitude": 151.2153, "accuracy": 0 }));
     session.fails("set_geolocation", json!({ "latitude": 0, "longitude": 200 }), 400, "E_BAD_REQUEST");
     let headers = session.ok("set_extra_http_headers", json!({ "headers": { "X-Later": "2" } }))["headers"].clone();
-    assert_eq!(headers, json!([["x-later", "2"], ["accept-language", "de-DE,de;q=0.9"]]));
+    assert_eq!(headers, json!({ "x-later": "2", "accept-language": "de-DE,de;q=0.9" }));
     session.navigate(&fixtures.url("/f/identity.html?who=later"));
     let later = fixtures.seen("/f/identity.html").pop().unwrap();
     assert!(later.headers.iter().any(|(name, value)| name == "x-later" && value == "2"), "{:?}", later.headers);

@@ -23,9 +23,9 @@ pub(crate) struct ExtraHeadersInput {
 /// Output of `set_extra_http_headers`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct ExtraHeadersOutput {
-    /// The headers now added, names lower-cased, as `[name, value]` pairs (an
-    /// `Accept-Language` of the session's locale included).
-    headers: Vec<(String, String)>,
+    /// The headers now added, by lower-cased name (an `Accept-Language` of the
+    /// session's locale included).
+    headers: BTreeMap<String, String>,
 }
 
 /// Output of `set_geolocation`.
@@ -65,8 +65,9 @@ pub(super) fn tools() -> Vec<Tool> {
                     identity.extra_http_headers = headers;
                     identity.request_headers()
                 };
-                session.tabs.set_request_headers(request_headers.clone());
-                Ok(ExtraHeadersOutput { headers: request_headers })
+                let headers = request_headers.iter().cloned().collect();
+                session.tabs.set_request_headers(request_headers);
+                Ok(ExtraHeadersOutput { headers })
             },
         ),
         Tool::session(
