@@ -12,14 +12,7 @@ use crate::harness::*;
 /// Runs `malo args --data-dir <daemon's>` from `dir` with stdout on a pipe: exit code,
 /// stdout, stderr.
 fn piped(daemon: &Daemon, dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(malo_binary())
-        .args(args)
-        .arg("--data-dir")
-        .arg(&daemon.data_dir)
-        .current_dir(dir)
-        .env("DISPLAY", display())
-        .output()
-        .unwrap();
+    let output = daemon.cli_output_in(dir, args);
     let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).to_string();
     (output.status.code().unwrap_or(-1), text(&output.stdout), text(&output.stderr))
 }

@@ -88,17 +88,23 @@ impl Daemon {
         serde_json::from_str::<Value>(&self.cli_text_in(dir, args)).unwrap()
     }
 
-    /// Runs the CLI on this daemon's data directory, from `dir`, and answers what it
-    /// printed (asserting it succeeded).
-    pub fn cli_text_in(&self, dir: &Path, args: &[&str]) -> String {
-        let output = Command::new(malo_binary())
+    /// Runs the CLI on this daemon's data directory, from `dir`, with stdout on a pipe:
+    /// whatever it did.
+    pub fn cli_output_in(&self, dir: &Path, args: &[&str]) -> std::process::Output {
+        Command::new(malo_binary())
             .args(args)
             .arg("--data-dir")
             .arg(&self.data_dir)
             .current_dir(dir)
             .env("DISPLAY", display())
             .output()
-            .unwrap();
+            .unwrap()
+    }
+
+    /// Runs the CLI on this daemon's data directory, from `dir`, and answers what it
+    /// printed (asserting it succeeded).
+    pub fn cli_text_in(&self, dir: &Path, args: &[&str]) -> String {
+        let output = self.cli_output_in(dir, args);
         assert!(output.status.success(), "malo {args:?}: {}", String::from_utf8_lossy(&output.stderr));
         String::from_utf8(output.stdout).unwrap()
     }
