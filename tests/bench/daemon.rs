@@ -12,6 +12,8 @@ mod harness;
 mod main_thread;
 mod requests;
 mod screenshots;
+mod side_by_side;
+mod workload;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -78,6 +80,15 @@ fn main() {
             return;
         }
         coldstart::cold_start(&fixtures);
+        return;
+    }
+    // `bench workload`: the whole agent workload over MCP against Playwright MCP's.
+    if std::env::args().nth(1).as_deref() == Some("workload") {
+        if !shared {
+            println!("(the workload comparison needs the shared benchmark pages)");
+            return;
+        }
+        workload::workload(&fixtures);
         return;
     }
     // `bench busy`: a session's latency while 16 others reload the large page.
@@ -170,6 +181,8 @@ fn main() {
     if shared && full {
         println!();
         coldstart::cold_start(&fixtures);
+        println!();
+        workload::workload(&fixtures);
         busy::many_sessions(&daemon, &fixtures);
     }
 
