@@ -93,7 +93,7 @@ pub struct Identity {
     pub permissions: Vec<(Permission, Option<Vec<String>>)>,
     /// The upstream proxy the session proxy goes through (its password never serialized:
     /// a profile remembers the rest).
-    pub proxy: Option<crate::network::upstream_proxy::UpstreamProxyConfig>,
+    pub proxy: Option<Box<crate::network::upstream_proxy::UpstreamProxyConfig>>,
 }
 
 impl Identity {

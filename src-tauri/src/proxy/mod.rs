@@ -140,9 +140,9 @@ impl SessionProxy {
     }
 
     /// Sends the session's connections through `route` from now on (once, before the
-    /// session's first page: a second route is refused).
-    pub fn set_route(&self, route: Route) -> Result<(), Route> {
-        self.state.route.set(route)
+    /// session's first page: a second route is ignored).
+    pub fn set_route(&self, route: Route) {
+        let _ = self.state.route.set(route);
     }
 
     /// The session's upstream proxy, if any (no password).

@@ -126,7 +126,7 @@ impl CreateSession {
             device_scale_factor: self.device_scale_factor,
             extra_http_headers: self.extra_http_headers.as_ref().map(check::check_headers).transpose()?.unwrap_or_default(),
             permissions: self.permissions.as_deref().map(check::check_permissions).transpose()?.unwrap_or_default(),
-            proxy: self.proxy.as_ref().map(UpstreamProxyInput::check).transpose()?,
+            proxy: self.proxy.as_ref().map(UpstreamProxyInput::check).transpose()?.map(Box::new),
         })
     }
 }
@@ -259,7 +259,18 @@ impl SessionTable {
             super::ProfileStore::check_name(profile)?;
         }
         self.reserve_slot()?;
-        let result = self.open(name, width, height, request.profile, request.popups.unwrap_or_default(), identity, conditions).await;
+        if self.services.proxy.is_none() && !conditions.is_off() {
+            return Err(crate::engine::identity::unsupported(
+                "network_conditions",
+                "network_conditions needs the session proxy, which this daemon runs without",
+            ));
+        }
+        let result = self.open(name, width, height, request.profile, request.popups.unwrap_or_default(), identity).await;
+        if let Ok(session) = &result {
+            if let Some(proxy) = session.proxy.lock().expect("proxy poisoned").as_ref() {
+                proxy.set_conditions(conditions);
+            }
+        }
         let lease_released = {
             let mut state = self.state.lock().expect("session table poisoned");
             state.opening -= 1;
@@ -304,7 +315,6 @@ impl SessionTable {
         profile: Option<String>,
         popups: PopupPolicy,
         mut identity: Identity,
-        conditions: NetworkConditions,
     ) -> Result<Arc<Session>> {
         let id = format!("sess-{}", random_hex(8));
         let mut dirs = SessionDirs::new(&self.lease_dir, &id);
@@ -322,7 +332,7 @@ impl SessionTable {
             }
         }
         let services = &self.services;
-        let route = match self.way_out(identity.proxy.clone(), &conditions) {
+        let route = match self.route_of(identity.proxy.as_deref().cloned()) {
             Ok(route) => route,
             Err(error) => {
                 let _ = std::fs::remove_dir_all(&dirs.root);
@@ -339,9 +349,8 @@ impl SessionTable {
             Some(proxy_services) => match SessionProxy::start(proxy_services.clone(), capture.clone()).await {
                 Ok(proxy) => {
                     if let Some(route) = route {
-                        let _ = proxy.set_route(route);
+                        proxy.set_route(route);
                     }
-                    proxy.set_conditions(conditions);
                     Some(proxy)
                 }
                 Err(error) => {
@@ -405,19 +414,14 @@ impl SessionTable {
         }))
     }
 
-    /// The session's way out, checked before anything opens: the route through its upstream
-    /// proxy (its password inline, or its vault credential's), and whether this daemon's
-    /// sessions have a proxy to apply it and `conditions` at all.
-    fn way_out(&self, config: Option<UpstreamProxyConfig>, conditions: &NetworkConditions) -> Result<Option<Route>> {
+    /// The route through the session's upstream proxy, checked before anything opens (its
+    /// password inline, or its vault credential's).
+    fn route_of(&self, config: Option<UpstreamProxyConfig>) -> Result<Option<Route>> {
         let field = |name: &str, message: String| Error::bad_request(message).with_details(serde_json::json!({ "field": name }));
-        if self.services.proxy.is_none() && (config.is_some() || !conditions.is_off()) {
-            let asked = if config.is_some() { "proxy" } else { "network_conditions" };
-            return Err(crate::engine::identity::unsupported(
-                asked,
-                format!("{asked} needs the session proxy, which this daemon runs without"),
-            ));
-        }
         let Some(mut config) = config else { return Ok(None) };
+        if self.services.proxy.is_none() {
+            return Err(crate::engine::identity::unsupported("proxy", "proxy needs the session proxy, which this daemon runs without"));
+        }
         if config.lacks_password() {
             return Err(field(
                 "proxy",
