@@ -27,6 +27,7 @@ mod sessions;
 mod snapshots;
 mod tabs;
 mod tools;
+mod upstream;
 mod vault;
 mod watch;
 mod wayland;

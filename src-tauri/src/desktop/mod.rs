@@ -237,6 +237,8 @@ mod tests {
             waiting_for_person: waiting.map(str::to_string),
             tab: Some("ab12".into()),
             tab_count: 1,
+            proxy: None,
+            network_conditions: None,
         }
     }
 

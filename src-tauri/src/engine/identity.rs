@@ -1,8 +1,9 @@
 //! What a session shows pages about itself, as asked at creation (issue #28): its user
 //! agent, locale, time zone, color scheme, position, scale, extra headers and the
-//! permissions it grants. This file holds the fields' types and their validation; the
-//! engine applies them (per view, per context, or process-wide: docs/API.md says which)
-//! and the session proxy sends the headers.
+//! permissions it grants (and the upstream proxy it goes through, `network::upstream_proxy`).
+//! This file holds the fields' types and their validation; the engine applies them (per
+//! view, per context, or process-wide: docs/API.md says which) and the session proxy sends
+//! the headers.
 
 use std::collections::BTreeMap;
 
@@ -90,6 +91,9 @@ pub struct Identity {
     pub extra_http_headers: Vec<(String, String)>,
     /// Origins normalized (`None`: every origin).
     pub permissions: Vec<(Permission, Option<Vec<String>>)>,
+    /// The upstream proxy the session proxy goes through (its password never serialized:
+    /// a profile remembers the rest).
+    pub proxy: Option<Box<crate::network::upstream_proxy::UpstreamProxyConfig>>,
 }
 
 impl Identity {
@@ -106,6 +110,7 @@ impl Identity {
         fill(&mut self.color_scheme, &remembered.color_scheme);
         fill(&mut self.geolocation, &remembered.geolocation);
         fill(&mut self.device_scale_factor, &remembered.device_scale_factor);
+        fill(&mut self.proxy, &remembered.proxy);
         if self.extra_http_headers.is_empty() {
             self.extra_http_headers.clone_from(&remembered.extra_http_headers);
         }

@@ -145,6 +145,8 @@ fn lease_paths(paths: &mut Map<String, Value>, schemas: &mut Map<String, Value>,
     summary["properties"]["height"] = json!({ "type": "integer" });
     summary["properties"]["idle_ms"] = json!({ "type": "integer" });
     summary["properties"]["profile"] = json!({ "type": ["string", "null"] });
+    summary["properties"]["proxy"] = json!({ "type": ["object", "null"] });
+    summary["properties"]["network_conditions"] = json!({ "type": ["object", "null"] });
     schemas.insert("SessionSummary".into(), summary.clone());
     let mut created = summary;
     created["properties"]["session_token"] = json!({ "type": "string" });

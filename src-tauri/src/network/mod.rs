@@ -9,13 +9,17 @@
 //!
 //! The rooms: `records.rs` (a request's record, a tab's log), `filters.rs` (what `requests`
 //! filters on), `capture.rs` (a session's bodies and the `responses` view), `har.rs` (a tab's
-//! log as HAR 1.2) and `rules.rs` (interception rules).
+//! log as HAR 1.2) and `rules.rs` (interception rules). `upstream_proxy.rs` and
+//! `conditions.rs` hold what a session asks of its way out (an upstream proxy, network
+//! conditions), checked; the session proxy applies them.
 
 mod capture;
+pub mod conditions;
 mod filters;
 pub mod har;
 mod records;
 pub mod rules;
+pub mod upstream_proxy;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock, Weak};

@@ -11,19 +11,25 @@
 //! The rooms: `accept.rs` admits a page's connections, `attribution.rs` finds a request's
 //! tab, `tunnel.rs` serves CONNECT (TLS
 //! terminated with `tls.rs`'s leaves), `forward.rs` decides and forwards one request,
-//! `upstream.rs` opens and reuses connections to servers, and `tee.rs` copies a response
-//! body into the capture on its way to the page.
+//! `upstream.rs` opens and reuses connections to servers (through an upstream proxy with
+//! `chain.rs` and `socks.rs`, rationed by `throttle.rs`'s network conditions), and
+//! `tee.rs` copies a response body into the capture on its way to the page.
 //!
 //! Invariant: no request of a page reaches a loopback port of the daemon (broker, leases,
 //! proxies), whatever the host name resolves to.
 
 mod accept;
 mod attribution;
+mod chain;
 mod forward;
+mod socks;
 mod tee;
+mod throttle;
 pub mod tls;
 mod tunnel;
 mod upstream;
+
+pub use self::chain::Route;
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -111,6 +117,8 @@ pub struct SessionProxy {
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
     services: Arc<ProxyServices>,
+    /// The session's way out: its upstream proxy and network conditions.
+    state: Arc<Proxy>,
 }
 
 impl SessionProxy {
@@ -120,9 +128,36 @@ impl SessionProxy {
         let port = listener.local_addr()?.port();
         services.ports.add(port);
         let (stop, stopped) = oneshot::channel();
-        let state = Arc::new(Proxy { services: services.clone(), capture, recent: Default::default() });
-        let task = tokio::spawn(accept::accept_loop(listener, state, stopped));
-        Ok(SessionProxy { port, stop: Some(stop), task, services })
+        let state = Arc::new(Proxy {
+            services: services.clone(),
+            capture,
+            recent: Default::default(),
+            route: Default::default(),
+            shaping: Default::default(),
+        });
+        let task = tokio::spawn(accept::accept_loop(listener, state.clone(), stopped));
+        Ok(SessionProxy { port, stop: Some(stop), task, services, state })
+    }
+
+    /// Sends the session's connections through `route` from now on (once, before the
+    /// session's first page: a second route is ignored).
+    pub fn set_route(&self, route: Route) {
+        let _ = self.state.route.set(route);
+    }
+
+    /// The session's upstream proxy, if any (no password).
+    pub fn upstream(&self) -> Option<&crate::network::upstream_proxy::UpstreamProxyConfig> {
+        self.state.route.get().map(Route::config)
+    }
+
+    /// Applies network conditions (checked) to the session's traffic from now on.
+    pub fn set_conditions(&self, conditions: crate::network::conditions::NetworkConditions) {
+        self.state.shaping.set(conditions);
+    }
+
+    /// The session's network conditions now.
+    pub fn conditions(&self) -> crate::network::conditions::NetworkConditions {
+        self.state.shaping.get()
     }
 
     /// `http://127.0.0.1:<port>`, for the engine's proxy settings.
@@ -142,12 +177,17 @@ impl Drop for SessionProxy {
 }
 
 /// One session's proxy.
+#[derive(Debug)]
 struct Proxy {
     services: Arc<ProxyServices>,
     /// The session's own capture (requests of no known tab are recorded there).
     capture: Arc<Capture>,
     /// The tab that last spoke from each origin, for requests that carry no token.
     recent: attribution::RecentOrigins,
+    /// The upstream proxy its connections go through, if any.
+    route: std::sync::OnceLock<Route>,
+    /// Its network conditions.
+    shaping: Arc<throttle::Shaping>,
 }
 
 /// One connection from the page: inside a tunnel it knows its target, and it keeps one

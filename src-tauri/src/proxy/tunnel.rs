@@ -30,7 +30,7 @@ pub(super) async fn connect(
     };
     let target = Upstream { https: true, host: upstream::unbracket(authority.host()), port: authority.port_u16().unwrap_or(443) };
     let (traffic, capture) = attribution::attribute(&proxy, request.headers_mut(), &target.origin());
-    if let Err(reason) = upstream::check_destination(&proxy, &target).await {
+    if let Err(reason) = upstream::admit(&proxy, &target).await {
         // Recorded as the page would name it, then refused as an unreachable server.
         let entry = capture.begin(
             traffic.as_deref(),

@@ -1,6 +1,8 @@
 //! Servers as the proxy reaches them: where a request goes (`Upstream`), the check that it
 //! is not the daemon's own port, the connection (TLS verified against the system roots),
-//! reused per page connection, and upstream failures named as a navigation reports them.
+//! reused per page connection (through the session's upstream proxy, `chain.rs`, unless
+//! bypassed; rationed by `throttle.rs`), and upstream failures named as a navigation
+//! reports them.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -11,6 +13,7 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
+use super::throttle::Throttled;
 use super::{Connection, Proxy, ProxyBody};
 
 /// How long an upstream connection may take to open.
@@ -97,8 +100,48 @@ pub(super) fn describe_failure(error: &(dyn std::error::Error + 'static)) -> Str
     format!("network_failed: {error}")
 }
 
-/// A new connection to `target`, once it passed [`check_destination`].
+/// Refuses a destination a page may not reach: a daemon port (looked up here when the
+/// request goes direct; only address literals and loopback names when an upstream proxy
+/// resolves it).
+pub(super) async fn admit(proxy: &Proxy, target: &Upstream) -> Result<(), String> {
+    match proxy.route.get().filter(|route| route.applies_to(&target.host)) {
+        Some(_) => super::chain::check_target(proxy, target),
+        None => check_destination(proxy, target).await.map(drop),
+    }
+}
+
+/// A new connection to `target` (through the session's upstream proxy unless bypassed),
+/// its bytes rationed by the session's network conditions.
 async fn open_upstream(proxy: &Proxy, target: &Upstream) -> Result<SendRequest<ProxyBody>, String> {
+    proxy.shaping.delay().await;
+    let stream: Box<dyn Io> = match proxy.route.get().filter(|route| route.applies_to(&target.host)) {
+        Some(route) => super::chain::open(proxy, route, target).await?,
+        None => Box::new(Throttled::new(connect_direct(proxy, target).await?, proxy.shaping.clone())),
+    };
+    let io: Box<dyn Io> = if target.https {
+        let name = rustls::pki_types::ServerName::try_from(target.host.clone()).map_err(|error| format!("tls_error: {error}"))?;
+        let connector = tokio_rustls::TlsConnector::from(proxy.services.client_tls.clone());
+        match tokio::time::timeout(CONNECT_TIMEOUT, connector.connect(name, stream)).await {
+            Ok(Ok(tls)) => Box::new(tls),
+            Ok(Err(error)) => return Err(describe_failure(&error)),
+            Err(_) => return Err("timed_out: TLS handshake".into()),
+        }
+    } else {
+        stream
+    };
+    let (sender, connection) = hyper::client::conn::http1::Builder::new()
+        .preserve_header_case(true)
+        .handshake::<_, ProxyBody>(TokioIo::new(io))
+        .await
+        .map_err(|error| describe_failure(&error))?;
+    tokio::spawn(async move {
+        let _ = connection.with_upgrades().await;
+    });
+    Ok(sender)
+}
+
+/// A TCP connection straight to `target`, once it passed [`check_destination`].
+async fn connect_direct(proxy: &Proxy, target: &Upstream) -> Result<TcpStream, String> {
     let addresses = check_destination(proxy, target).await?;
     let connecting = async {
         let mut last = None;
@@ -116,30 +159,11 @@ async fn open_upstream(proxy: &Proxy, target: &Upstream) -> Result<SendRequest<P
         Err(_) => return Err("timed_out: connecting".into()),
     };
     let _ = stream.set_nodelay(true);
-    let io: Box<dyn Io> = if target.https {
-        let name = rustls::pki_types::ServerName::try_from(target.host.clone()).map_err(|error| format!("tls_error: {error}"))?;
-        let connector = tokio_rustls::TlsConnector::from(proxy.services.client_tls.clone());
-        match tokio::time::timeout(CONNECT_TIMEOUT, connector.connect(name, stream)).await {
-            Ok(Ok(tls)) => Box::new(tls),
-            Ok(Err(error)) => return Err(describe_failure(&error)),
-            Err(_) => return Err("timed_out: TLS handshake".into()),
-        }
-    } else {
-        Box::new(stream)
-    };
-    let (sender, connection) = hyper::client::conn::http1::Builder::new()
-        .preserve_header_case(true)
-        .handshake::<_, ProxyBody>(TokioIo::new(io))
-        .await
-        .map_err(|error| describe_failure(&error))?;
-    tokio::spawn(async move {
-        let _ = connection.with_upgrades().await;
-    });
-    Ok(sender)
+    Ok(stream)
 }
 
 /// What a connection to a server is: TCP, or TLS over it.
-trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static {}
+pub(super) trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static {}
 impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static> Io for T {}
 
 /// Sends a request upstream on the connection's cached connection to the same target, or a
@@ -151,6 +175,10 @@ pub(super) async fn send(
     request: Request<ProxyBody>,
     dedicated: bool,
 ) -> Result<Response<Incoming>, String> {
+    if let Some(offline) = proxy.shaping.offline_failure() {
+        return Err(offline);
+    }
+    proxy.shaping.delay().await;
     let cached = if dedicated { None } else { connection.upstream.lock().await.take() };
     let reusable = match cached {
         Some((cached_target, mut sender)) if &cached_target == target => sender.ready().await.is_ok().then_some(sender),

@@ -199,6 +199,13 @@ impl Session {
     /// The public description of the session (never the token).
     pub fn summary(&self) -> SessionSummary {
         let (url, title) = self.current_page();
+        let (proxy, network_conditions) = {
+            let proxy = self.proxy.lock().expect("proxy poisoned");
+            match proxy.as_ref() {
+                Some(proxy) => (proxy.upstream().cloned(), Some(proxy.conditions()).filter(|conditions| !conditions.is_off())),
+                None => (None, None),
+            }
+        };
         SessionSummary {
             session_id: self.id.clone(),
             name: self.name.clone(),
@@ -216,6 +223,8 @@ impl Session {
             tab: self.tabs.selected_id(),
             tab_count: self.tabs.list().len(),
             waiting_for_person: self.waiting_for(),
+            proxy,
+            network_conditions,
         }
     }
 }
@@ -255,4 +264,8 @@ pub struct SessionSummary {
     pub tab: Option<String>,
     /// How many tabs are open.
     pub tab_count: usize,
+    /// The upstream proxy the session goes through (never its password), or null.
+    pub proxy: Option<crate::network::upstream_proxy::UpstreamProxyConfig>,
+    /// The session's network conditions, or null when none apply.
+    pub network_conditions: Option<crate::network::conditions::NetworkConditions>,
 }

@@ -15,8 +15,10 @@ use crate::engine::identity::Identity;
 use crate::engine::{EngineHandle, SessionSpec};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{EventLog, SeqCounter};
+use crate::network::conditions::NetworkConditions;
+use crate::network::upstream_proxy::{Password, UpstreamProxyConfig, UpstreamProxyInput};
 use crate::network::Capture;
-use crate::proxy::{ProxyServices, SessionProxy};
+use crate::proxy::{ProxyServices, Route, SessionProxy};
 use crate::secret::{random_hex, Token};
 use crate::state::downloads::Downloads;
 use crate::state::{PopupPolicy, Tabs};
@@ -85,6 +87,15 @@ pub struct CreateSession {
     /// for is denied (and is an event).
     #[serde(default)]
     pub permissions: Option<Vec<crate::engine::identity::PermissionGrant>>,
+    /// An upstream proxy every request of the session goes through, behind its own proxy:
+    /// `{server: "http://…"|"https://…"|"socks5://…", username?, password? | credential?,
+    /// bypass?}`. The password is never answered, logged or kept on disk.
+    #[serde(default)]
+    pub proxy: Option<UpstreamProxyInput>,
+    /// `{offline?, latency_ms?, download_kbps?, upload_kbps?}` applied to the session's
+    /// traffic; `set_network_conditions` changes them later.
+    #[serde(default)]
+    pub network_conditions: Option<NetworkConditions>,
 }
 
 impl CreateSession {
@@ -115,6 +126,7 @@ impl CreateSession {
             device_scale_factor: self.device_scale_factor,
             extra_http_headers: self.extra_http_headers.as_ref().map(check::check_headers).transpose()?.unwrap_or_default(),
             permissions: self.permissions.as_deref().map(check::check_permissions).transpose()?.unwrap_or_default(),
+            proxy: self.proxy.as_ref().map(UpstreamProxyInput::check).transpose()?.map(Box::new),
         })
     }
 }
@@ -238,6 +250,7 @@ impl SessionTable {
             )));
         }
         let identity = request.identity()?;
+        let conditions = request.network_conditions.map(NetworkConditions::check).transpose()?.unwrap_or_default();
         let name = request.name.unwrap_or_else(|| "session".to_string());
         if name.is_empty() || name.chars().count() > 128 || name.chars().any(char::is_control) {
             return Err(Error::bad_request("name must be 1 to 128 printable characters"));
@@ -246,7 +259,18 @@ impl SessionTable {
             super::ProfileStore::check_name(profile)?;
         }
         self.reserve_slot()?;
+        if self.services.proxy.is_none() && !conditions.is_off() {
+            return Err(crate::engine::identity::unsupported(
+                "network_conditions",
+                "network_conditions needs the session proxy, which this daemon runs without",
+            ));
+        }
         let result = self.open(name, width, height, request.profile, request.popups.unwrap_or_default(), identity).await;
+        if let Ok(session) = &result {
+            if let Some(proxy) = session.proxy.lock().expect("proxy poisoned").as_ref() {
+                proxy.set_conditions(conditions);
+            }
+        }
         let lease_released = {
             let mut state = self.state.lock().expect("session table poisoned");
             state.opening -= 1;
@@ -308,12 +332,27 @@ impl SessionTable {
             }
         }
         let services = &self.services;
+        let route = match self.route_of(identity.proxy.as_deref().cloned()) {
+            Ok(route) => route,
+            Err(error) => {
+                let _ = std::fs::remove_dir_all(&dirs.root);
+                if let Some(profile) = &profile {
+                    self.services.profiles.release(profile);
+                }
+                return Err(error);
+            }
+        };
         let events = Arc::new(EventLog::new(services.seq.clone()));
         let capture = Arc::new(Capture::default());
         // Every request of the session's pages goes through a proxy of its own.
         let proxy = match &services.proxy {
             Some(proxy_services) => match SessionProxy::start(proxy_services.clone(), capture.clone()).await {
-                Ok(proxy) => Some(proxy),
+                Ok(proxy) => {
+                    if let Some(route) = route {
+                        proxy.set_route(route);
+                    }
+                    Some(proxy)
+                }
                 Err(error) => {
                     let _ = std::fs::remove_dir_all(&dirs.root);
                     if let Some(profile) = &profile {
@@ -373,6 +412,36 @@ impl SessionTable {
             last_used: Mutex::new(Instant::now()),
             running: Default::default(),
         }))
+    }
+
+    /// The route through the session's upstream proxy, checked before anything opens (its
+    /// password inline, or its vault credential's).
+    fn route_of(&self, config: Option<UpstreamProxyConfig>) -> Result<Option<Route>> {
+        let field = |name: &str, message: String| Error::bad_request(message).with_details(serde_json::json!({ "field": name }));
+        let Some(mut config) = config else { return Ok(None) };
+        if self.services.proxy.is_none() {
+            return Err(crate::engine::identity::unsupported("proxy", "proxy needs the session proxy, which this daemon runs without"));
+        }
+        if config.lacks_password() {
+            return Err(field(
+                "proxy",
+                format!(
+                    "the profile remembers the proxy {} with username {:?}, but never its password: give proxy again with its password, or keep it in the vault and name it as proxy.credential",
+                    config.server,
+                    config.username.as_deref().unwrap_or_default()
+                ),
+            ));
+        }
+        let credentials = match (&config.credential, &config.username, &config.password) {
+            (Some(name), _, _) => {
+                let (info, password) = self.services.vault.secret_for(name, &config.credential_origin())?;
+                config.username = Some(info.username.clone());
+                Some((info.username, Password::new(password)))
+            }
+            (None, Some(username), Some(password)) => Some((username.clone(), password.clone())),
+            _ => None,
+        };
+        Route::new(config, credentials).map(Some).map_err(|message| field("proxy.server", message))
     }
 
     /// The session with this id.

@@ -24,6 +24,7 @@ mod marks;
 mod mouse;
 mod navigate;
 mod network;
+mod network_conditions;
 mod numbers;
 mod observe;
 mod outcome;
@@ -450,6 +451,7 @@ impl ToolRegistry {
         tools.extend(downloads::tools());
         tools.extend([upload::tool(), wait_for_event::tool(), pdf::tool()]);
         tools.extend(network::tools());
+        tools.push(network_conditions::tool());
         tools.extend(console::tools());
         ToolRegistry { tools }
     }

@@ -19,6 +19,7 @@ mod multipart;
 mod paths;
 mod processes;
 mod procfs;
+mod proxies;
 mod tls;
 mod websocket;
 mod windows;
@@ -27,5 +28,5 @@ mod windows;
 #[allow(unused_imports)]
 pub use {
     api::*, clients::*, daemon::*, dbus::*, desktop::*, displays::*, fixtures::*, http::*, mcp::*, multipart::*, paths::*, processes::*,
-    procfs::*, tls::*, websocket::*, windows::*,
+    procfs::*, proxies::*, tls::*, websocket::*, windows::*,
 };
