@@ -20,6 +20,7 @@
 mod accept;
 mod attribution;
 mod forward;
+mod policy;
 mod tee;
 pub mod tls;
 mod tunnel;
@@ -114,13 +115,18 @@ pub struct SessionProxy {
 }
 
 impl SessionProxy {
-    /// Starts a proxy for a session whose capture is `capture`.
-    pub async fn start(services: Arc<ProxyServices>, capture: Arc<Capture>) -> std::io::Result<SessionProxy> {
+    /// Starts a proxy for a session whose capture is `capture` and whose pages the person's
+    /// `policy` keeps to its sites.
+    pub async fn start(
+        services: Arc<ProxyServices>,
+        capture: Arc<Capture>,
+        policy: crate::policy::SessionPolicy,
+    ) -> std::io::Result<SessionProxy> {
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
         let port = listener.local_addr()?.port();
         services.ports.add(port);
         let (stop, stopped) = oneshot::channel();
-        let state = Arc::new(Proxy { services: services.clone(), capture, recent: Default::default() });
+        let state = Arc::new(Proxy { services: services.clone(), capture, recent: Default::default(), policy });
         let task = tokio::spawn(accept::accept_loop(listener, state, stopped));
         Ok(SessionProxy { port, stop: Some(stop), task, services })
     }
@@ -148,6 +154,8 @@ struct Proxy {
     capture: Arc<Capture>,
     /// The tab that last spoke from each origin, for requests that carry no token.
     recent: attribution::RecentOrigins,
+    /// The person's policy for the session's pages (`policy.rs`).
+    policy: crate::policy::SessionPolicy,
 }
 
 /// One connection from the page: inside a tunnel it knows its target, and it keeps one

@@ -2,6 +2,7 @@
 //! storage, cache, downloads, artifacts and event log) that owns tabs; the engine hosts
 //! it, this module keeps its identity, token, directories and idle clock.
 
+mod opening;
 mod profiles;
 mod table;
 
@@ -78,6 +79,8 @@ pub struct Session {
     pub height: u32,
     /// The named profile it uses, if any (`null` = anonymous).
     pub profile: Option<String>,
+    /// The person's policy for it (the rules of its profile, or of anonymous sessions).
+    pub policy: crate::policy::SessionPolicy,
     /// Its directories.
     pub dirs: SessionDirs,
     /// Its event log.
@@ -216,6 +219,7 @@ impl Session {
             tab: self.tabs.selected_id(),
             tab_count: self.tabs.list().len(),
             waiting_for_person: self.waiting_for(),
+            policy: self.policy.rules().summary(),
         }
     }
 }
@@ -255,4 +259,7 @@ pub struct SessionSummary {
     pub tab: Option<String>,
     /// How many tabs are open.
     pub tab_count: usize,
+    /// What the person's policy lets this session's agent do (sites, gated tools,
+    /// credentials); the agent cannot change it.
+    pub policy: crate::policy::PolicySummary,
 }

@@ -33,6 +33,7 @@ mod page_tests;
 mod pdf;
 mod pdf_pages;
 mod pointer;
+mod policy_gate;
 mod profiles;
 mod read;
 mod request_lines;
@@ -502,6 +503,7 @@ impl ToolRegistry {
             Scope::Session => None,
             Scope::Page | Scope::Tab => Some(take_tab(name, &mut input)?),
         };
+        let gate_input = crate::policy::gate::GATES.iter().any(|gate| gate.tool == tool.name).then(|| input.clone());
         let prepared = (tool.parse)(input)?;
         let session = context.session.clone();
         let in_use = session.in_use();
@@ -526,6 +528,10 @@ impl ToolRegistry {
                 }
                 context.tab = Some(tab);
             }
+        }
+        // The person's policy, before the call's turn: a wait for a person holds no tab lock.
+        if let Some(gate_input) = &gate_input {
+            policy_gate::admit(&context, tool.name, gate_input).await?;
         }
         // Calls on one tab run one at a time: this one waits its turn here.
         let _turn = match &lock_tab {
