@@ -54,10 +54,12 @@ impl DomainPattern {
         let host = normal_host(host);
         match self {
             DomainPattern::Exact(name) => host == *name,
-            DomainPattern::Subdomains(name) => host.len() > name.len() + 1 && host.ends_with(name.as_str()) && {
-                let cut = host.len() - name.len();
-                host.as_bytes()[cut - 1] == b'.'
-            },
+            DomainPattern::Subdomains(name) => {
+                host.len() > name.len() + 1 && host.ends_with(name.as_str()) && {
+                    let cut = host.len() - name.len();
+                    host.as_bytes()[cut - 1] == b'.'
+                }
+            }
             DomainPattern::Address(address) => host.parse::<IpAddr>().is_ok_and(|parsed| parsed == *address),
         }
     }

@@ -120,7 +120,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Policy, PolicyFileError> {
         if !valid {
             return Err(at(
                 name.span().start,
-                format!("{:?} is not a profile name (lowercase letters, digits, '.', '_', '-'; or \"*\" for every other profile)", name.as_ref()),
+                format!(
+                    "{:?} is not a profile name (lowercase letters, digits, '.', '_', '-'; or \"*\" for every other profile)",
+                    name.as_ref()
+                ),
             ));
         }
         let scope = if name.as_ref() == ANY_PROFILE { "profiles.\"*\"".to_string() } else { format!("profiles.{}", name.as_ref()) };

@@ -371,31 +371,36 @@ impl PolicyStore {
     /// symlink or `..`): no tool may choose to write there (a session's own directories
     /// aside, which `within` names).
     pub fn guards(&self, path: &Path, within: Option<&Path>) -> bool {
-        let resolve = |path: &Path| -> PathBuf {
-            // The nearest existing ancestor, resolved, with the rest appended.
-            let mut existing = path.to_path_buf();
-            let mut rest = Vec::new();
-            while !existing.exists() {
-                match (existing.file_name().map(|name| name.to_os_string()), existing.parent()) {
-                    (Some(name), Some(parent)) => {
-                        rest.push(name);
-                        existing = parent.to_path_buf();
-                    }
-                    _ => break,
-                }
-            }
-            let mut resolved = existing.canonicalize().unwrap_or(existing);
-            for name in rest.into_iter().rev() {
-                resolved.push(name);
-            }
-            resolved
-        };
-        let target = resolve(path);
-        if within.is_some_and(|within| target.starts_with(resolve(within))) {
-            return false;
-        }
-        target.starts_with(resolve(&self.data_dir))
+        inside_data_dir(&self.data_dir, path, within)
     }
+}
+
+/// Whether `path` lies in `data_dir` (through any symlink or `..`), outside `within`.
+pub fn inside_data_dir(data_dir: &Path, path: &Path, within: Option<&Path>) -> bool {
+    let resolve = |path: &Path| -> PathBuf {
+        // The nearest existing ancestor, resolved, with the rest appended.
+        let mut existing = path.to_path_buf();
+        let mut rest = Vec::new();
+        while !existing.exists() {
+            match (existing.file_name().map(|name| name.to_os_string()), existing.parent()) {
+                (Some(name), Some(parent)) => {
+                    rest.push(name);
+                    existing = parent.to_path_buf();
+                }
+                _ => break,
+            }
+        }
+        let mut resolved = existing.canonicalize().unwrap_or(existing);
+        for name in rest.into_iter().rev() {
+            resolved.push(name);
+        }
+        resolved
+    };
+    let target = resolve(path);
+    if within.is_some_and(|within| target.starts_with(resolve(within))) {
+        return false;
+    }
+    target.starts_with(resolve(data_dir))
 }
 
 /// One session's view of the policy: the store and the profile it opened with.

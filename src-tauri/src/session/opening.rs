@@ -27,8 +27,7 @@ pub(super) async fn approve_profile(table: &SessionTable, profile: &str, session
                 site: format!("profile {profile}"),
                 action: format!("open the profile {profile:?} (its logins and cookies)"),
             };
-            let asking =
-                Asking { approvals: table.approvals(), grants: table.grants(), rule, question, timeout: policy.approval_timeout };
+            let asking = Asking { approvals: table.approvals(), grants: table.grants(), rule, question, timeout: policy.approval_timeout };
             crate::policy::settle(asking).await.1
         }
     }
