@@ -93,7 +93,7 @@ fn a_profile_kept_to_one_site_loads_nothing_from_another_and_the_log_names_the_r
 
 #[test]
 fn evaluate_denied_on_a_profile_answers_policy_denied_and_works_on_an_anonymous_session() {
-    let policy = "[profiles.guarded.tools]\nevaluate = \"deny\"\nuploads = \"deny\"\n";
+    let policy = "[profiles.guarded]\ncredentials = [\"allowed\"]\n[profiles.guarded.tools]\nevaluate = \"deny\"\nuploads = \"deny\"\n";
     let (_dir, daemon) = daemon_with_policy(policy, DaemonOptions::default());
     let fixtures = Fixtures::start();
     let lease = daemon.lease("agent-policy");
@@ -108,6 +108,10 @@ fn evaluate_denied_on_a_profile_answers_policy_denied_and_works_on_an_anonymous_
     let steps = guarded.tool("run_steps", json!({ "steps": [{ "type": "evaluate", "expression": "1" }] }));
     assert!(steps.body.to_string().contains("E_POLICY_DENIED"), "{}", steps.body);
     guarded.fails("cdp_endpoint", json!({}), 403, "E_POLICY_DENIED");
+    // A vault credential the policy leaves out is refused before the vault is asked.
+    let error = guarded.fails("login", json!({ "mode": "password", "credential": "other" }), 403, "E_POLICY_DENIED");
+    assert_eq!(error["details"]["rule"], "profiles.guarded.credentials", "{error}");
+    assert_eq!(guarded.summary["policy"]["credentials"], json!(["allowed"]));
     // What the policy does not gate still works.
     guarded.ok("extract", json!({ "selector": "h1" }));
 
@@ -259,6 +263,40 @@ fn a_person_allows_denies_or_leaves_unanswered_and_allow_for_the_lease_lasts_the
     desktop.press(asked["id"].as_u64().unwrap(), "allow");
     assert_eq!(call.join().unwrap().status, 200);
     assert!(daemon.stderr().contains("approval"), "each decision is a log line");
+}
+
+#[test]
+fn opening_a_profile_under_ask_waits_for_the_person_once_per_lease() {
+    let mut desktop = DesktopHost::start();
+    let policy = "[profiles.vip]\nopen = \"ask\"\n[profiles.plain]\nopen = \"deny\"\n";
+    let options = DaemonOptions { dbus: Some(desktop.address.clone()), ..Default::default() };
+    let (_dir, daemon) = daemon_with_policy(policy, options);
+    let lease = daemon.lease("agent-opens");
+    let error = lease.try_session(json!({ "name": "p", "profile": "plain" }));
+    assert_eq!((error.status, error.code()), (403, "E_POLICY_DENIED"), "{}", error.body);
+    assert_eq!(error.body["error"]["details"]["rule"], "profiles.plain.open");
+
+    let open_in_background = |lease: &Lease| {
+        let lease = lease.clone();
+        std::thread::spawn(move || lease.try_session(json!({ "name": "vip", "profile": "vip" })))
+    };
+    let opening = open_in_background(&lease);
+    let asked = question(&mut desktop, "open the profile", 0);
+    assert!(asked["body"].as_str().unwrap().contains("\u{201c}vip\u{201d}"), "{asked}");
+    desktop.press(asked["id"].as_u64().unwrap(), "deny");
+    let refused = opening.join().unwrap();
+    assert_eq!((refused.status, refused.code()), (403, "E_DENIED_BY_PERSON"), "{}", refused.body);
+    assert!(!daemon.data_dir.join("profiles/vip").exists(), "a refused profile was created");
+
+    let seen = desktop.notifications().len();
+    let opening = open_in_background(&lease);
+    let asked = question(&mut desktop, "open the profile", seen);
+    desktop.press(asked["id"].as_u64().unwrap(), "allow_lease");
+    let opened = opening.join().unwrap();
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    let again = lease.try_session(json!({ "name": "vip2", "profile": "vip" }));
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(desktop.notifications().len(), seen + 1, "asked again within the lease");
 }
 
 #[test]

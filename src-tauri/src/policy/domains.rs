@@ -52,7 +52,10 @@ impl DomainPattern {
     /// Whether `host` (a URL's host, with or without brackets, any case) matches.
     pub fn matches(&self, host: &str) -> bool {
         let host = normal_host(host);
+        // An address is matched by address patterns only (`*.0.0.1` names no address).
+        let address = host.parse::<IpAddr>().ok();
         match self {
+            DomainPattern::Exact(_) | DomainPattern::Subdomains(_) if address.is_some() => false,
             DomainPattern::Exact(name) => host == *name,
             DomainPattern::Subdomains(name) => {
                 host.len() > name.len() + 1 && host.ends_with(name.as_str()) && {
@@ -60,7 +63,7 @@ impl DomainPattern {
                     host.as_bytes()[cut - 1] == b'.'
                 }
             }
-            DomainPattern::Address(address) => host.parse::<IpAddr>().is_ok_and(|parsed| parsed == *address),
+            DomainPattern::Address(pattern) => address == Some(*pattern),
         }
     }
 }
