@@ -104,6 +104,8 @@ fn evaluate_denied_on_a_profile_answers_policy_denied_and_works_on_an_anonymous_
     let error = guarded.fails("evaluate", json!({ "expression": "document.title" }), 403, "E_POLICY_DENIED");
     assert_eq!(error["details"]["rule"], "profiles.guarded.tools.evaluate", "{error}");
     assert!(error["message"].as_str().unwrap().contains("profiles.guarded.tools.evaluate"), "{error}");
+    let refusals = events_of_type(&guarded, "action");
+    assert!(refusals.iter().any(|event| event["tool"] == "evaluate" && event["error"] == "E_POLICY_DENIED"), "{refusals:?}");
     // Inside run_steps too, and through the DevTools endpoint's door.
     let steps = guarded.tool("run_steps", json!({ "steps": [{ "type": "evaluate", "expression": "1" }] }));
     assert!(steps.body.to_string().contains("E_POLICY_DENIED"), "{}", steps.body);

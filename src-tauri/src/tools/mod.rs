@@ -530,19 +530,24 @@ impl ToolRegistry {
             }
         }
         // The person's policy, before the call's turn: a wait for a person holds no tab lock.
-        if let Some(gate_input) = &gate_input {
-            policy_gate::admit(&context, tool.name, gate_input).await?;
-        }
-        // Calls on one tab run one at a time: this one waits its turn here.
-        let _turn = match &lock_tab {
-            Some(tab) => Some(tab.lock.lock().await),
-            None => None,
+        // A refusal is the call's outcome (and its action event), the tool never runs.
+        let admitted = match &gate_input {
+            Some(gate_input) => policy_gate::admit(&context, tool.name, gate_input).await,
+            None => Ok(()),
         };
-        if let Some(tab) = context.tab.as_ref().filter(|tab| tab.is_closed()) {
+        // Calls on one tab run one at a time: this one waits its turn here.
+        let _turn = match (&lock_tab, &admitted) {
+            (Some(tab), Ok(())) => Some(tab.lock.lock().await),
+            _ => None,
+        };
+        if let Some(tab) = context.tab.as_ref().filter(|tab| tab.is_closed() && admitted.is_ok()) {
             return Err(Error::new(ErrorCode::TabNotFound, format!("tab {} was closed", tab.id)));
         }
         let begun = Instant::now();
-        let result = prepared(context.clone()).await;
+        let result = match admitted {
+            Ok(()) => prepared(context.clone()).await,
+            Err(refused) => Err(refused),
+        };
         let duration_ms = begun.elapsed().as_millis() as u64;
         let tab = context.tab.as_ref().map(|tab| tab.id.clone()).or_else(|| session.tabs.selected_id());
         // Reading the log is not an action: recording it would flood the log it reads.
