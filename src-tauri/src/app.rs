@@ -45,6 +45,9 @@ pub enum DaemonError {
         /// Why it failed.
         source: std::io::Error,
     },
+    /// The person's policy file exists and does not parse.
+    #[error("the policy file does not parse: {0} (`malo policy check` explains it; fix or remove it)")]
+    Policy(#[from] crate::policy::PolicyFileError),
     /// The session proxy's certificate authority could not be made or read.
     #[error("the session proxy cannot start: {0}")]
     Proxy(String),
@@ -67,6 +70,8 @@ fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> DaemonError {
 pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
     let settings = Settings::from_args(&args)?;
     let lock = Arc::new(InstanceLock::acquire(&settings.data_dir)?);
+    // A policy the person wrote and broke is not ignored: the daemon does not start on it.
+    crate::policy::PolicyStore::check_at_start(&settings.data_dir)?;
     quiet_panics();
     // Before any thread starts: a private screen sets DISPLAY for GTK and the web processes.
     let screen = crate::display::choose().map_err(DaemonError::Display)?;

@@ -21,6 +21,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("display", 1),
     ("memory", 1),
     ("network", 2),
+    ("policy", 2),
     ("state", 3),
     ("engine", 4),
     ("vault", 4),

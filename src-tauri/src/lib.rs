@@ -18,6 +18,7 @@ pub mod logging;
 pub mod mcp;
 pub mod memory;
 pub mod network;
+pub mod policy;
 pub mod proxy;
 pub mod session;
 pub mod state;

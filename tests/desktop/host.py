@@ -16,6 +16,11 @@ Commands come as JSON lines on stdin, one answer per line on stdout:
   {"do": "notifications"}      -> {"notifications": [{"id", "app_name", "summary", "body",
                                    "actions", "hints", "closed"}, ...]}
   {"do": "invoke", "id": N}    -> {"invoked": N} (a person clicks notification N)
+  {"do": "invoke", "id": N, "action": KEY}
+                               -> {"invoked": N} (a person presses the button KEY of N;
+                                   the server then closes N, reason 3, as servers do)
+  {"do": "dismiss", "id": N}   -> {"dismissed": N} (a person closes N: NotificationClosed,
+                                   reason 2)
 The first line out is {"ready": true}, once both names are owned.
 """
 
@@ -114,6 +119,14 @@ async def menu_path(bus):
     return name, menu[0].value
 
 
+async def close(bus, number, reason):
+    for notification in notifications:
+        if notification["id"] == number:
+            notification["closed"] = True
+    await bus.send(Message.new_signal("/org/freedesktop/Notifications", NOTIFICATIONS, "NotificationClosed",
+                                      "uu", [number, reason]))
+
+
 async def run(request, bus):
     action = request["do"]
     if action == "items":
@@ -121,9 +134,15 @@ async def run(request, bus):
     if action == "notifications":
         return {"notifications": notifications}
     if action == "invoke":
+        key = request.get("action", "default")
         await bus.send(Message.new_signal("/org/freedesktop/Notifications", NOTIFICATIONS, "ActionInvoked",
-                                          "us", [request["id"], "default"]))
+                                          "us", [request["id"], key]))
+        if key != "default":
+            await close(bus, request["id"], 3)
         return {"invoked": request["id"]}
+    if action == "dismiss":
+        await close(bus, request["id"], 2)
+        return {"dismissed": request["id"]}
     if not items:
         return {"error": "no tray item registered"}
     name, path = await menu_path(bus)

@@ -20,6 +20,7 @@ mod leases;
 mod login;
 mod network;
 mod pdf;
+mod policy;
 mod profiles;
 mod screenshots;
 mod security;

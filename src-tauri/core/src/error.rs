@@ -70,6 +70,12 @@ error_codes! {
     CredentialNotFound => "E_CREDENTIAL_NOT_FOUND", 404;
     /// The credential is for another origin than the page's.
     CredentialOrigin => "E_CREDENTIAL_ORIGIN", 403;
+    /// The person's policy (`<data-dir>/policy.toml`) does not allow it; the message names the rule.
+    PolicyDenied => "E_POLICY_DENIED", 403;
+    /// The policy asked a person, who said no.
+    DeniedByPerson => "E_DENIED_BY_PERSON", 403;
+    /// The policy asked a person, and nobody answered in time.
+    ApprovalTimeout => "E_APPROVAL_TIMEOUT", 504;
     /// No such lease.
     LeaseNotFound => "E_LEASE_NOT_FOUND", 404;
     /// No such session (or it was closed).

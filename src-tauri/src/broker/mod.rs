@@ -215,6 +215,11 @@ impl Broker {
         &self.services.vault
     }
 
+    /// The way the person's policy asks a person (the desktop registers it).
+    pub fn approvals(&self) -> &Arc<crate::policy::Approvals> {
+        &self.services.approvals
+    }
+
     /// Marks `port` as the daemon's own: no page may reach it.
     fn own_port(&self, port: u16, own: bool) {
         if let Some(proxy) = &self.services.proxy {

@@ -9,6 +9,7 @@
 mod args;
 mod credentials;
 mod output;
+mod policy;
 mod skill;
 
 use std::os::unix::fs::OpenOptionsExt;
@@ -86,6 +87,7 @@ pub fn commands(registry: &ToolRegistry) -> Vec<Command> {
                 Command::new("close").about("Close a session").arg(Arg::new("id").required(true)).arg(data_dir_arg()).arg(json_arg()),
             ),
         credentials::command(),
+        policy::command(),
         Command::new("skill").about("Print a short guide to this CLI for coding agents (install it as a skill: see README)"),
         Command::new("completions")
             .about("Print shell completions: `source <(malo completions bash)`")
@@ -102,6 +104,7 @@ pub fn commands(registry: &ToolRegistry) -> Vec<Command> {
 pub fn run(name: &str, matches: &ArgMatches, registry: &ToolRegistry, command_line: &Command) -> Option<Result<String>> {
     match name {
         "credentials" => return Some(credentials::run(matches)),
+        "policy" => return Some(policy::run(matches)),
         "skill" => return Some(Ok(skill(registry))),
         "completions" => return Some(Ok(completions(matches, command_line))),
         _ => {}
@@ -129,6 +132,12 @@ fn dispatch(name: &str, matches: &ArgMatches, tool: Option<&ToolDescription>) ->
     };
     let data_dir = crate::config::expand_home(own.get_one::<String>("data-dir").map(String::as_str).unwrap_or(DEFAULT_DATA_DIR))?;
     let reader = Reader::of(own.get_flag("json"));
+    // `-o FILE` never writes into the daemon's data directory (the person's policy is there).
+    if let Some(file) = matches.try_get_one::<String>(OUTPUT_ARG).ok().flatten() {
+        if crate::policy::inside_data_dir(&data_dir, Path::new(file), None) {
+            return Err(Error::bad_request(format!("-o {file} is inside the daemon's data directory: write the file elsewhere")));
+        }
+    }
     let lease = connect(&data_dir)?;
     if let Some(tool) = tool {
         let printed = call_tool(&lease, tool, matches, reader);

@@ -1,8 +1,10 @@
 //! What a person sees of the daemon: the tray icon with its menu (leases, sessions, Watch
-//! and Hide, Quit) and a desktop notification when a session waits for them. One task
+//! and Hide, Quit), a desktop notification when a session waits for them, and the
+//! policy's questions (`approvals.rs`). One task
 //! follows the broker for both: it wakes on every change of leases, sessions, takeover
 //! windows and waits for a person, and every few seconds for page URLs.
 
+mod approvals;
 pub mod autostart;
 #[cfg(target_os = "linux")]
 mod notify;
@@ -26,6 +28,8 @@ use crate::engine::WatchChange;
 /// Installs the tray icon and starts following the broker. `quit` runs when Quit is chosen;
 /// `stopped` is notified once the broker shuts down and every notification is withdrawn.
 pub fn install(app: &AppHandle, broker: Arc<Broker>, quit: Arc<dyn Fn() + Send + Sync>, stopped: Arc<tokio::sync::Notify>) {
+    // The policy's questions go to the person as notifications with buttons.
+    broker.approvals().set_person(Arc::new(approvals::DesktopPerson::default()));
     let mut tray = match tray::Tray::create(app, broker.clone(), quit) {
         Ok(tray) => Some(tray),
         Err(error) => {
@@ -239,6 +243,7 @@ mod tests {
             tab_count: 1,
             proxy: None,
             network_conditions: None,
+            policy: crate::policy::Policy::default().rules_for(None).summary(),
         }
     }
 

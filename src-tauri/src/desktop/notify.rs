@@ -1,7 +1,8 @@
 //! Desktop notifications through the freedesktop notification service
 //! (`org.freedesktop.Notifications` on the session D-Bus), which every Linux desktop runs.
 //! Calls block for at most [`CALL_TIMEOUT_MS`]; callers run them off the async threads.
-//! Clicking a notification (its default action) is reported through [`Notifier::on_click`].
+//! Clicking a notification (its default action) is reported through [`Notifier::on_click`];
+//! a question's buttons and its closing through [`Notifier::on_answer`].
 
 use std::collections::HashMap;
 
@@ -69,6 +70,51 @@ impl Notifier {
         );
     }
 
+    /// Shows a question with a button per `(key, label)` action, which stays until answered
+    /// or withdrawn; answers its id. `body` is plain text.
+    pub fn ask(&self, summary: &str, body: &str, actions: &[(&str, &str)]) -> Result<u32, String> {
+        let hints: HashMap<String, Variant> = HashMap::from([("urgency".to_string(), URGENCY_CRITICAL.to_variant())]);
+        let actions: Vec<String> = actions.iter().flat_map(|(key, label)| [key.to_string(), label.to_string()]).collect();
+        let never_expire = 0i32;
+        let arguments = (APP_NAME, 0u32, "", summary, escape_markup(body), actions, hints, never_expire).to_variant();
+        let reply = self.call("Notify", &arguments)?;
+        reply.get::<(u32,)>().map(|(id,)| id).ok_or_else(|| format!("unexpected Notify reply {reply}"))
+    }
+
+    /// Sends every action a person invokes on any notification (`(id, Some(action key))`)
+    /// and every notification closed (`(id, None)` when the person dismissed it) to
+    /// `answers`. The same main-context rule as [`Notifier::on_click`] holds.
+    pub fn on_answer(&self, answers: tokio::sync::mpsc::UnboundedSender<(u32, NotificationAnswer)>) {
+        let invoked = answers.clone();
+        self.bus.signal_subscribe(
+            Some(SERVICE),
+            Some(SERVICE),
+            Some("ActionInvoked"),
+            Some(PATH),
+            None,
+            gio::DBusSignalFlags::NONE,
+            move |_bus, _sender, _path, _interface, _signal, parameters| {
+                if let Some((id, action)) = parameters.get::<(u32, String)>() {
+                    let _ = invoked.send((id, NotificationAnswer::Action(action)));
+                }
+            },
+        );
+        self.bus.signal_subscribe(
+            Some(SERVICE),
+            Some(SERVICE),
+            Some("NotificationClosed"),
+            Some(PATH),
+            None,
+            gio::DBusSignalFlags::NONE,
+            move |_bus, _sender, _path, _interface, _signal, parameters| {
+                if let Some((id, reason)) = parameters.get::<(u32, u32)>() {
+                    // The spec's reasons: 1 expired, 2 dismissed by the user, 3 closed by a call.
+                    let _ = answers.send((id, NotificationAnswer::Closed { by_person: reason == 2 }));
+                }
+            },
+        );
+    }
+
     /// Withdraws notification `id`.
     pub fn close(&self, id: u32) -> Result<(), String> {
         self.call("CloseNotification", &(id,).to_variant()).map(drop)
@@ -89,6 +135,18 @@ impl Notifier {
             )
             .map_err(|error| format!("{method}: {error}"))
     }
+}
+
+/// What happened to a notification, as its server reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotificationAnswer {
+    /// A person invoked this action.
+    Action(String),
+    /// It was closed; `by_person`: a person dismissed it.
+    Closed {
+        /// Whether a person dismissed it.
+        by_person: bool,
+    },
 }
 
 fn session_bus_address() -> Option<String> {

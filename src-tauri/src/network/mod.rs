@@ -29,8 +29,8 @@ use crate::secret::Token;
 pub use self::capture::{Capture, ResponseBody, ResponseRecord, MAX_BODIES, MAX_BODY_BUDGET, MAX_BODY_BYTES, SESSION_RESPONSES};
 pub use self::filters::{RequestFilter, StatusFilter};
 pub use self::records::{
-    record_end, record_response, record_rule, recorded_headers, BodyState, Ending, Entry, Initiator, NameValue, NewRequest, RequestRecord,
-    ResourceType, SessionHeaders, TabTraffic, TAB_REQUESTS,
+    record_end, record_policy, record_response, record_rule, recorded_headers, BodyState, Ending, Entry, Initiator, NameValue, NewRequest,
+    RequestRecord, ResourceType, SessionHeaders, TabTraffic, TAB_REQUESTS,
 };
 
 /// What precedes a tab's token in the User-Agent header of its requests, as the web-process

@@ -148,6 +148,11 @@ pub struct RequestRecord {
     /// What the rule matched on.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub matched_by: Vec<&'static str>,
+    /// The rule of the person's policy (`policy.toml`) that refused it, e.g.
+    /// `profiles.work.allow_domains`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub policy_rule: Option<String>,
     /// The body, as the capture holds it.
     #[serde(skip)]
     pub body: BodyState,
@@ -192,6 +197,7 @@ impl RequestRecord {
             matched_rule_id: None,
             action: None,
             matched_by: Vec::new(),
+            policy_rule: None,
             body,
             begun: Some(Instant::now()),
             initiator_known: false,
@@ -446,6 +452,11 @@ pub fn record_end(entry: &Entry, ending: Ending) {
     if ending.failure.is_some() {
         record.failure = ending.failure;
     }
+}
+
+/// Marks a record with the rule of the person's policy that refused it.
+pub fn record_policy(entry: &Entry, rule: &str) {
+    entry.lock().expect("record poisoned").policy_rule = Some(rule.to_string());
 }
 
 /// Marks a record with the rule that decided it.

@@ -44,6 +44,7 @@ pub(super) async fn forward(
         }
     }
     let entry = begin_record(&request, &url, websocket, proxy, traffic.as_deref(), &capture);
+    super::policy::refuse_if_blocked(proxy, &url, traffic.as_deref(), &entry)?;
 
     // The tab's rules decide first.
     if let Some(traffic) = &traffic {

@@ -22,6 +22,7 @@ mod accept;
 mod attribution;
 mod chain;
 mod forward;
+mod policy;
 mod socks;
 mod tee;
 mod throttle;
@@ -122,8 +123,13 @@ pub struct SessionProxy {
 }
 
 impl SessionProxy {
-    /// Starts a proxy for a session whose capture is `capture`.
-    pub async fn start(services: Arc<ProxyServices>, capture: Arc<Capture>) -> std::io::Result<SessionProxy> {
+    /// Starts a proxy for a session whose capture is `capture` and whose pages the person's
+    /// `policy` keeps to its sites.
+    pub async fn start(
+        services: Arc<ProxyServices>,
+        capture: Arc<Capture>,
+        policy: crate::policy::SessionPolicy,
+    ) -> std::io::Result<SessionProxy> {
         let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
         let port = listener.local_addr()?.port();
         services.ports.add(port);
@@ -134,6 +140,7 @@ impl SessionProxy {
             recent: Default::default(),
             route: Default::default(),
             shaping: Default::default(),
+            policy,
         });
         let task = tokio::spawn(accept::accept_loop(listener, state.clone(), stopped));
         Ok(SessionProxy { port, stop: Some(stop), task, services, state })
@@ -188,6 +195,8 @@ struct Proxy {
     route: std::sync::OnceLock<Route>,
     /// Its network conditions.
     shaping: Arc<throttle::Shaping>,
+    /// The person's policy for the session's pages (`policy.rs`).
+    policy: crate::policy::SessionPolicy,
 }
 
 /// One connection from the page: inside a tunnel it knows its target, and it keeps one

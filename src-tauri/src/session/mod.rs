@@ -2,6 +2,7 @@
 //! storage, cache, downloads, artifacts and event log) that owns tabs; the engine hosts
 //! it, this module keeps its identity, token, directories and idle clock.
 
+mod opening;
 mod profiles;
 mod table;
 
@@ -78,6 +79,8 @@ pub struct Session {
     pub height: u32,
     /// The named profile it uses, if any (`null` = anonymous).
     pub profile: Option<String>,
+    /// The person's policy for it (the rules of its profile, or of anonymous sessions).
+    pub policy: crate::policy::SessionPolicy,
     /// Its directories.
     pub dirs: SessionDirs,
     /// Its event log.
@@ -225,6 +228,7 @@ impl Session {
             waiting_for_person: self.waiting_for(),
             proxy,
             network_conditions,
+            policy: self.policy.rules().summary(),
         }
     }
 }
@@ -268,4 +272,7 @@ pub struct SessionSummary {
     pub proxy: Option<crate::network::upstream_proxy::UpstreamProxyConfig>,
     /// The session's network conditions, or null when none apply.
     pub network_conditions: Option<crate::network::conditions::NetworkConditions>,
+    /// What the person's policy lets this session's agent do (sites, gated tools,
+    /// credentials); the agent cannot change it.
+    pub policy: crate::policy::PolicySummary,
 }

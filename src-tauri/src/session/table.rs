@@ -162,6 +162,8 @@ pub struct SessionTable {
     lease_dir: PathBuf,
     limits: SessionLimits,
     services: SessionServices,
+    /// What a person allowed for the rest of this lease.
+    grants: crate::policy::LeaseGrants,
     // A std mutex: lookups and inserts only, never held across an await.
     state: Mutex<TableState>,
 }
@@ -184,6 +186,10 @@ pub struct SessionServices {
     pub proxy: Option<Arc<ProxyServices>>,
     /// Set once a session has opened: the engine can host pages.
     pub engine_proven: Arc<std::sync::atomic::AtomicBool>,
+    /// The person's policy (`<data-dir>/policy.toml`).
+    pub policy: Arc<crate::policy::PolicyStore>,
+    /// The way to ask a person, once the desktop registers one.
+    pub approvals: Arc<crate::policy::Approvals>,
 }
 
 impl SessionServices {
@@ -204,6 +210,8 @@ impl SessionServices {
             engine_proven: Arc::default(),
             vault: Arc::new(crate::vault::Vault::new(data_dir)),
             proxy,
+            policy: Arc::new(crate::policy::PolicyStore::new(data_dir)),
+            approvals: Arc::default(),
         }
     }
 }
@@ -220,7 +228,27 @@ impl SessionTable {
     /// An empty table. `services.changed` is notified whenever the set of sessions changes.
     pub fn new(owner: Owner, limits: SessionLimits, services: SessionServices) -> SessionTable {
         let Owner { lease_id, agent_id, lease_dir, port } = owner;
-        SessionTable { lease_id, port, agent_id, lease_dir, limits, services, state: Mutex::default() }
+        SessionTable { lease_id, port, agent_id, lease_dir, limits, services, grants: Default::default(), state: Mutex::default() }
+    }
+
+    /// The agent that holds the lease.
+    pub fn agent_id(&self) -> &str {
+        &self.agent_id
+    }
+
+    /// The person's policy.
+    pub fn policy(&self) -> &Arc<crate::policy::PolicyStore> {
+        &self.services.policy
+    }
+
+    /// The way to ask a person.
+    pub fn approvals(&self) -> &Arc<crate::policy::Approvals> {
+        &self.services.approvals
+    }
+
+    /// What a person allowed for the rest of this lease.
+    pub fn grants(&self) -> &crate::policy::LeaseGrants {
+        &self.grants
     }
 
     /// The lease's port on 127.0.0.1.
@@ -257,6 +285,7 @@ impl SessionTable {
         }
         if let Some(profile) = &request.profile {
             super::ProfileStore::check_name(profile)?;
+            super::opening::approve_profile(self, profile, &name).await?;
         }
         self.reserve_slot()?;
         if self.services.proxy.is_none() && !conditions.is_off() {
@@ -344,9 +373,10 @@ impl SessionTable {
         };
         let events = Arc::new(EventLog::new(services.seq.clone()));
         let capture = Arc::new(Capture::default());
+        let policy = crate::policy::SessionPolicy { store: services.policy.clone(), profile: profile.clone() };
         // Every request of the session's pages goes through a proxy of its own.
         let proxy = match &services.proxy {
-            Some(proxy_services) => match SessionProxy::start(proxy_services.clone(), capture.clone()).await {
+            Some(proxy_services) => match SessionProxy::start(proxy_services.clone(), capture.clone(), policy.clone()).await {
                 Ok(proxy) => {
                     if let Some(route) = route {
                         proxy.set_route(route);
@@ -367,6 +397,7 @@ impl SessionTable {
         let tabs = Arc::new(Tabs::new(services.changed.clone(), popups, events.clone(), directory, capture.clone(), (width, height)));
         tabs.set_request_headers(identity.request_headers());
         let downloads = Arc::new(Downloads::new(dirs.downloads.clone(), self.limits.max_download_bytes, events.clone()));
+        super::opening::refuse_downloads_unless_allowed(&policy, &downloads);
         let spec = SessionSpec {
             session_id: id.clone(),
             width,
@@ -398,6 +429,7 @@ impl SessionTable {
             width,
             height,
             profile,
+            policy,
             dirs,
             events,
             tabs,

@@ -90,7 +90,18 @@ pub(super) fn tools() -> Vec<Tool> {
                     (DownloadBehavior::Deny, Some(_)) => {
                         return Err(Error::bad_request("download_path goes with behavior accept only"));
                     }
-                    (_, Some(path)) => writable_directory(&path)?,
+                    (_, Some(path)) => {
+                        // Never into the daemon's data directory (where the person's policy
+                        // lives), the session's own directories aside.
+                        let session_root = Some(context.session.dirs.root.as_path());
+                        if context.sessions.policy().guards(std::path::Path::new(&path), session_root) {
+                            return Err(Error::bad_request(format!(
+                                "download_path {path} is inside the daemon's data directory: choose a directory of your own"
+                            ))
+                            .with_details(json!({ "download_path": path, "reason": "inside the data directory" })));
+                        }
+                        writable_directory(&path)?
+                    }
                     (_, None) => downloads.default_dir.clone(),
                 };
                 let policy = DownloadPolicy { behavior: input.behavior, path, events_enabled: input.events_enabled.unwrap_or(true) };

@@ -136,6 +136,15 @@ async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<
     match (&input.password, input.credential.take()) {
         (Some(_), None) => {}
         (None, Some(name)) => {
+            // The person's policy may keep a session to some credentials, on top of each
+            // credential's own origin.
+            if let Some(rule) = context.session.policy.rules().refuses_credential(&name) {
+                return Err(Error::new(
+                    crate::error::ErrorCode::PolicyDenied,
+                    format!("the person's policy does not let this session use the credential {name:?} (rule {rule})"),
+                )
+                .with_details(serde_json::json!({ "rule": rule, "credential": name })));
+            }
             let (page_url, _) = context.tab()?.status.get();
             let vault = context.sessions.vault().clone();
             let (info, password) = tokio::task::spawn_blocking(move || vault.secret_for(&name, &page_url))

@@ -34,6 +34,7 @@ mod page_tests;
 mod pdf;
 mod pdf_pages;
 mod pointer;
+mod policy_gate;
 mod profiles;
 mod read;
 mod request_lines;
@@ -504,6 +505,7 @@ impl ToolRegistry {
             Scope::Session => None,
             Scope::Page | Scope::Tab => Some(take_tab(name, &mut input)?),
         };
+        let gate_input = crate::policy::gate::GATES.iter().any(|gate| gate.tool == tool.name).then(|| input.clone());
         let prepared = (tool.parse)(input)?;
         let session = context.session.clone();
         let in_use = session.in_use();
@@ -529,16 +531,25 @@ impl ToolRegistry {
                 context.tab = Some(tab);
             }
         }
-        // Calls on one tab run one at a time: this one waits its turn here.
-        let _turn = match &lock_tab {
-            Some(tab) => Some(tab.lock.lock().await),
-            None => None,
+        // The person's policy, before the call's turn: a wait for a person holds no tab lock.
+        // A refusal is the call's outcome (and its action event), the tool never runs.
+        let admitted = match &gate_input {
+            Some(gate_input) => policy_gate::admit(&context, tool.name, gate_input).await,
+            None => Ok(()),
         };
-        if let Some(tab) = context.tab.as_ref().filter(|tab| tab.is_closed()) {
+        // Calls on one tab run one at a time: this one waits its turn here.
+        let _turn = match (&lock_tab, &admitted) {
+            (Some(tab), Ok(())) => Some(tab.lock.lock().await),
+            _ => None,
+        };
+        if let Some(tab) = context.tab.as_ref().filter(|tab| tab.is_closed() && admitted.is_ok()) {
             return Err(Error::new(ErrorCode::TabNotFound, format!("tab {} was closed", tab.id)));
         }
         let begun = Instant::now();
-        let result = prepared(context.clone()).await;
+        let result = match admitted {
+            Ok(()) => prepared(context.clone()).await,
+            Err(refused) => Err(refused),
+        };
         let duration_ms = begun.elapsed().as_millis() as u64;
         let tab = context.tab.as_ref().map(|tab| tab.id.clone()).or_else(|| session.tabs.selected_id());
         // Reading the log is not an action: recording it would flood the log it reads.

@@ -92,6 +92,18 @@ impl DesktopHost {
         assert_eq!(answer["invoked"], id, "{answer}");
     }
 
+    /// A person presses the button `action` (its key) of notification `id`.
+    pub fn press(&mut self, id: u64, action: &str) {
+        let answer = self.ask(json!({ "do": "invoke", "id": id, "action": action }));
+        assert_eq!(answer["invoked"], id, "{answer}");
+    }
+
+    /// A person dismisses notification `id` (closes it without pressing a button).
+    pub fn dismiss(&mut self, id: u64) {
+        let answer = self.ask(json!({ "do": "dismiss", "id": id }));
+        assert_eq!(answer["dismissed"], id, "{answer}");
+    }
+
     /// Every notification shown so far (`closed` once withdrawn).
     pub fn notifications(&mut self) -> Vec<Value> {
         self.ask(json!({ "do": "notifications" }))["notifications"].as_array().unwrap().clone()

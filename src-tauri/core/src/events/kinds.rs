@@ -108,6 +108,13 @@ event_kinds! {
         #[serde(skip_serializing_if = "Option::is_none")]
         from: Option<String>,
     }
+    /// The policy asked a person to approve an action (or could not), and what came of it.
+    Approval = "approval" {
+        action: &'static str,
+        rule: String,
+        site: String,
+        answer: ApprovalAnswer,
+    }
     /// A native drag began offscreen and was cancelled.
     NativeDragCancelled = "native_drag_cancelled" {}
     /// The takeover window was shown or hidden.
@@ -142,6 +149,26 @@ pub enum BlockReason {
     LocalResource,
     /// A server redirected to such a URL.
     Redirect,
+    /// The person's policy keeps pages of this session off the site.
+    Policy,
+}
+
+/// What came of asking a person to approve an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalAnswer {
+    /// Allowed, this once.
+    AllowedOnce,
+    /// Allowed for the rest of the lease.
+    AllowedForLease,
+    /// Not asked: allowed for this lease earlier.
+    AllowedEarlierInLease,
+    /// The person said no.
+    Denied,
+    /// Nobody answered in time.
+    TimedOut,
+    /// There was no way to reach a person.
+    Unreachable,
 }
 
 /// Where a download stands.

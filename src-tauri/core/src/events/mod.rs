@@ -12,7 +12,7 @@ use serde::Serialize;
 
 mod kinds;
 
-pub use kinds::{BlockReason, ClosedBy, DownloadStatus, EventKind};
+pub use kinds::{ApprovalAnswer, BlockReason, ClosedBy, DownloadStatus, EventKind};
 
 /// How many events a session keeps; older ones are dropped first.
 pub const EVENT_CAPACITY: usize = 1000;
