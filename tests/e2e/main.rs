@@ -25,6 +25,7 @@ mod screenshots;
 mod security;
 mod sessions;
 mod snapshots;
+mod state;
 mod tabs;
 mod tools;
 mod vault;

@@ -85,6 +85,13 @@ pub struct CreateSession {
     /// for is denied (and is an event).
     #[serde(default)]
     pub permissions: Option<Vec<crate::engine::identity::PermissionGrant>>,
+    /// Cookies and localStorage the session starts with, in Playwright's storageState
+    /// format (`{cookies, origins}`, see `storage_state`); with `profile`, they are kept in
+    /// the profile. Checked whole before the session opens (`E_BAD_REQUEST` naming the
+    /// field, `storage_state.cookies[0].domain`).
+    #[serde(default)]
+    #[schemars(with = "Option<crate::engine::storage::StorageState>")]
+    pub storage_state: Option<serde_json::Value>,
 }
 
 impl CreateSession {
@@ -238,6 +245,8 @@ impl SessionTable {
             )));
         }
         let identity = request.identity()?;
+        let storage_state =
+            request.storage_state.as_ref().map(|state| crate::engine::storage_check::state(state, "storage_state")).transpose()?;
         let name = request.name.unwrap_or_else(|| "session".to_string());
         if name.is_empty() || name.chars().count() > 128 || name.chars().any(char::is_control) {
             return Err(Error::bad_request("name must be 1 to 128 printable characters"));
@@ -246,7 +255,17 @@ impl SessionTable {
             super::ProfileStore::check_name(profile)?;
         }
         self.reserve_slot()?;
-        let result = self.open(name, width, height, request.profile, request.popups.unwrap_or_default(), identity).await;
+        let result =
+            match (self.open(name, width, height, request.profile, request.popups.unwrap_or_default(), identity).await, storage_state) {
+                (Ok(session), Some(state)) => match crate::engine::storage::import(&self.services.engine, &session.id, state).await {
+                    Ok(()) => Ok(session),
+                    Err(error) => {
+                        self.dispose(&session).await;
+                        Err(error)
+                    }
+                },
+                (result, _) => result,
+            };
         let lease_released = {
             let mut state = self.state.lock().expect("session table poisoned");
             state.opening -= 1;

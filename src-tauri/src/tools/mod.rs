@@ -41,9 +41,12 @@ mod run_steps;
 mod screenshot;
 mod scroll;
 mod snapshot;
+mod storage;
+mod storage_origins;
 mod tabs;
 mod targeting;
 mod upload;
+mod viewport;
 mod wait;
 mod wait_for_event;
 mod watch;
@@ -451,6 +454,8 @@ impl ToolRegistry {
         tools.extend([upload::tool(), wait_for_event::tool(), pdf::tool()]);
         tools.extend(network::tools());
         tools.extend(console::tools());
+        tools.extend(storage::tools());
+        tools.extend([profiles::clone_tool(), viewport::tool()]);
         ToolRegistry { tools }
     }
 
