@@ -99,15 +99,16 @@ impl StorageRequest {
     }
 }
 
-/// Adds a checked state's cookies, then its localStorage, to a session (cookies of the same
-/// name, domain and path and items of the same name are replaced; nothing else is removed).
+/// Adds a checked state's localStorage, then its cookies, to a session (items of the same
+/// name and cookies of the same name, domain and path are replaced; nothing else is
+/// removed). localStorage goes first: it is what could still fail (an origin's quota).
 pub async fn import(engine: &super::EngineHandle, session_id: &str, state: StorageState) -> crate::error::Result<()> {
     use super::SessionRequest::Storage;
-    if !state.cookies.is_empty() {
-        engine.session::<()>(session_id, Storage(StorageRequest::AddCookies(state.cookies))).await?;
-    }
     if !state.origins.is_empty() {
         engine.session::<()>(session_id, Storage(StorageRequest::WriteLocalStorage(state.origins))).await?;
+    }
+    if !state.cookies.is_empty() {
+        engine.session::<()>(session_id, Storage(StorageRequest::AddCookies(state.cookies))).await?;
     }
     Ok(())
 }

@@ -17,6 +17,9 @@ pub const MAX_ORIGINS: usize = 1_000;
 pub const MAX_ITEMS: usize = 10_000;
 /// Longest cookie name plus value, in bytes (browsers keep 4096).
 const MAX_COOKIE_BYTES: usize = 4096;
+/// Most localStorage one origin may hold, in UTF-16 bytes of names and values (WebKit's
+/// quota per origin).
+pub const MAX_ORIGIN_BYTES: usize = 5 << 20;
 
 /// Playwright's fields that WebKitGTK has no way to set.
 const UNSUPPORTED_COOKIE_FIELDS: &[&str] = &["partitionKey"];
@@ -226,6 +229,10 @@ fn storage_items(value: &Value, field: &str) -> Result<Vec<StorageItem>> {
         // As setItem does: a later item of the same name replaces an earlier one.
         items.retain(|earlier: &StorageItem| earlier.name != name);
         items.push(StorageItem { name, value });
+    }
+    let bytes: usize = items.iter().map(|item| 2 * (item.name.encode_utf16().count() + item.value.encode_utf16().count())).sum();
+    if bytes > MAX_ORIGIN_BYTES {
+        return Err(refused(field, format!("holds {bytes} bytes, more than the {} MiB WebKit keeps per origin", MAX_ORIGIN_BYTES >> 20)));
     }
     Ok(items)
 }
