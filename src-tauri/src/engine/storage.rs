@@ -104,8 +104,9 @@ impl StorageRequest {
 /// removed). localStorage goes first: it is what could still fail (an origin's quota).
 pub async fn import(engine: &super::EngineHandle, session_id: &str, state: StorageState) -> crate::error::Result<()> {
     use super::SessionRequest::Storage;
-    if !state.origins.is_empty() {
-        engine.session::<()>(session_id, Storage(StorageRequest::WriteLocalStorage(state.origins))).await?;
+    let origins: Vec<OriginStorage> = state.origins.into_iter().filter(|origin| !origin.local_storage.is_empty()).collect();
+    if !origins.is_empty() {
+        engine.session::<()>(session_id, Storage(StorageRequest::WriteLocalStorage(origins))).await?;
     }
     if !state.cookies.is_empty() {
         engine.session::<()>(session_id, Storage(StorageRequest::AddCookies(state.cookies))).await?;
