@@ -26,6 +26,7 @@ mod screenshots;
 mod security;
 mod sessions;
 mod snapshots;
+mod state;
 mod tabs;
 mod tools;
 mod upstream;

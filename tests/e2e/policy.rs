@@ -318,7 +318,8 @@ fn with_nobody_to_ask_an_ask_is_a_denial_that_says_so() {
 }
 
 /// The tools whose input names a file or directory the daemon writes.
-const PATH_FIELDS: [(&str, &str); 3] = [("screenshot", "path"), ("pdf", "path"), ("set_download_behavior", "download_path")];
+const PATH_FIELDS: [(&str, &str); 4] =
+    [("screenshot", "path"), ("pdf", "path"), ("set_download_behavior", "download_path"), ("storage_state", "path")];
 
 #[test]
 fn no_tool_route_or_mcp_call_writes_the_policy_file() {
@@ -362,6 +363,9 @@ fn no_tool_route_or_mcp_call_writes_the_policy_file() {
             if tool == "set_download_behavior" {
                 input["behavior"] = json!("accept");
             }
+            if tool == "storage_state" {
+                input["action"] = json!("export");
+            }
             let _ = session.tool(tool, input);
         }
     }
@@ -374,19 +378,12 @@ fn no_tool_route_or_mcp_call_writes_the_policy_file() {
     for aim in &aims {
         let _ = mcp.call("browser_screenshot", json!({ "path": aim }));
         let _ = mcp.call("browser_pdf", json!({ "path": aim }));
+        let _ = mcp.call("browser_storage_state", json!({ "action": "export", "path": aim }));
         let (failed, _) = mcp.call("browser_set_download_behavior", json!({ "behavior": "accept", "download_path": data_dir }));
         assert!(failed);
     }
     let work = TempDir::new("policy-cli");
-    let cli = Command::new(malo_binary())
-        .args(["screenshot", "-o"])
-        .arg(&policy_path)
-        .arg("--data-dir")
-        .arg(&daemon.data_dir)
-        .current_dir(&work.0)
-        .env("DISPLAY", display())
-        .output()
-        .unwrap();
+    let cli = daemon.cli_output_in(&work.0, &["screenshot", "-o", &policy_path.display().to_string()]);
     assert!(!cli.status.success());
     assert!(String::from_utf8_lossy(&cli.stderr).contains("data directory"), "{}", String::from_utf8_lossy(&cli.stderr));
 

@@ -8,6 +8,9 @@
 //! write the PDF a test gives ([`FakePage::prints`]). The page
 //! records every request it got, so a test can assert what a tool asked of the engine.
 //! Anything else (navigation, evaluation, screenshots, ...) is refused, and recorded.
+//!
+//! Both keep cookies and localStorage per data directory (a profile's sessions share
+//! theirs, as in WebKit), and answer a screen scale of 1.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -16,7 +19,8 @@ use serde_json::Value;
 
 use super::agent::AgentOp;
 use super::print::PrintJob;
-use super::{ActionSettle, Answer, Command, EditingCommand, EngineHandle, InputEvent, SettleReport, TabRequest};
+use super::storage::{Cookie, OriginStorage, StorageRequest};
+use super::{ActionSettle, Answer, Command, EditingCommand, EngineHandle, InputEvent, SessionRequest, SettleReport, TabRequest};
 use crate::error::{Error, Result};
 
 /// A handle to a fake engine without pages, served by a task on the current tokio runtime.
@@ -32,13 +36,24 @@ pub(crate) fn fake_engine_with(page: FakePage) -> EngineHandle {
 fn serve(page: Option<FakePage>) -> EngineHandle {
     let (engine, mut queue) = EngineHandle::channel();
     tokio::spawn(async move {
+        let mut data_dirs: HashMap<String, std::path::PathBuf> = HashMap::new();
+        let mut jars: HashMap<std::path::PathBuf, FakeJar> = HashMap::new();
         while let Some(queued) = queue.receiver.recv().await {
             queued.ticket.start();
             match queued.command {
                 Command::Open { spec, reply } => {
                     spec.tabs.open(None, true);
+                    data_dirs.insert(spec.session_id.clone(), spec.web_data_dir.clone());
                     drop(reply.send(Ok(())))
                 }
+                Command::Session { session_id, request: SessionRequest::Storage(request), reply } => {
+                    let jar = data_dirs.get(&session_id).map(|dir| jars.entry(dir.clone()).or_default());
+                    drop(reply.send(match jar {
+                        Some(jar) => Ok(jar.answer(request)),
+                        None => Err(Error::internal("no such session in the fake engine")),
+                    }))
+                }
+                Command::Session { request: SessionRequest::ScreenScale, reply, .. } => drop(reply.send(Ok(Answer::Value(1.0.into())))),
                 Command::Close { reply, .. } => drop(reply.send(Ok(()))),
                 Command::CloseAll { reply } => drop(reply.send(())),
                 Command::Page { request, reply, .. } => drop(reply.send(match &page {
@@ -50,6 +65,51 @@ fn serve(page: Option<FakePage>) -> EngineHandle {
         }
     });
     engine
+}
+
+/// The cookies and localStorage of one data directory.
+#[derive(Default)]
+struct FakeJar {
+    cookies: Vec<Cookie>,
+    local_storage: Vec<OriginStorage>,
+}
+
+impl FakeJar {
+    fn answer(&mut self, request: StorageRequest) -> Answer {
+        match request {
+            StorageRequest::Cookies => return Answer::Value(serde_json::json!(self.cookies)),
+            StorageRequest::AddCookies(cookies) => {
+                for cookie in cookies {
+                    self.cookies.retain(|kept| !kept.same_as(&cookie));
+                    self.cookies.push(cookie);
+                }
+            }
+            StorageRequest::DeleteCookies(cookies) => self.cookies.retain(|kept| !cookies.iter().any(|cookie| cookie.same_as(kept))),
+            StorageRequest::ClearCookies => self.cookies.clear(),
+            StorageRequest::ReadLocalStorage(origins) => {
+                let read: Vec<&OriginStorage> =
+                    self.local_storage.iter().filter(|kept| origins.contains(&kept.origin) && !kept.local_storage.is_empty()).collect();
+                return Answer::Value(serde_json::json!(read));
+            }
+            StorageRequest::WriteLocalStorage(origins) => {
+                for entry in origins {
+                    let index = match self.local_storage.iter().position(|kept| kept.origin == entry.origin) {
+                        Some(index) => index,
+                        None => {
+                            self.local_storage.push(OriginStorage { origin: entry.origin.clone(), local_storage: Vec::new() });
+                            self.local_storage.len() - 1
+                        }
+                    };
+                    let kept = &mut self.local_storage[index].local_storage;
+                    for item in entry.local_storage {
+                        kept.retain(|old| old.name != item.name);
+                        kept.push(item);
+                    }
+                }
+            }
+        }
+        Answer::Done
+    }
 }
 
 /// What a scripted page agent operation answers, given the frame path (empty = main frame)

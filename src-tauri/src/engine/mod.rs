@@ -47,6 +47,8 @@ pub mod identity;
 pub use malo_core::keys;
 pub mod main_thread;
 pub mod print;
+pub mod storage;
+pub mod storage_check;
 
 use main_thread::{MainThread, Ticket};
 
@@ -385,6 +387,11 @@ pub enum SessionRequest {
     SetGeolocation(identity::Geolocation),
     /// Permissions granted from now on, besides the session's earlier grants.
     GrantPermissions(Vec<(identity::Permission, Option<Vec<String>>)>),
+    /// Something of the session's cookies or localStorage (see [`storage`]).
+    Storage(storage::StorageRequest),
+    /// The scale factor every page's `devicePixelRatio` follows (the daemon's screen's);
+    /// answers a JSON number.
+    ScreenScale,
 }
 
 /// What the engine answers.
@@ -478,6 +485,8 @@ impl Command {
             Command::Session { request: SessionRequest::CancelDownload { .. }, .. } => "cancel_download",
             Command::Session { request: SessionRequest::SetGeolocation(_), .. } => "set_geolocation",
             Command::Session { request: SessionRequest::GrantPermissions(_), .. } => "grant_permissions",
+            Command::Session { request: SessionRequest::Storage(request), .. } => request.kind(),
+            Command::Session { request: SessionRequest::ScreenScale, .. } => "screen_scale",
             Command::Page { request, .. } => request.kind(),
             Command::CloseAll { .. } => "close_all",
         }

@@ -45,6 +45,10 @@ pub const GATES: &[Gate] = &[
     gate("cdp_endpoint", Gated::ResponseBodies, When::Always),
     gate("cdp_endpoint", Gated::Uploads, When::Always),
     gate("cdp_endpoint", Gated::Downloads, When::Always),
+    gate("cdp_endpoint", Gated::StorageStateExport, When::Always),
+    gate("storage_state", Gated::StorageStateExport, When::Equals("action", "export")),
+    // Reading the cookies (httpOnly ones too) takes the login out as an export does.
+    gate("cookies", Gated::StorageStateExport, When::Equals("action", "get")),
 ];
 
 /// What a call of `tool` with `input` does that the policy gates (none, usually).
@@ -76,16 +80,17 @@ mod tests {
         assert_eq!(gated("network_capture", &json!({ "url_prefixes": ["http://x/"] })), [Gated::ResponseBodies]);
         assert_eq!(gated("network_capture", &json!({ "url_prefixes": [] })), []);
         assert_eq!(gated("network_capture", &json!({})), []);
-        assert_eq!(gated("cdp_endpoint", &json!({})).len(), 4);
+        assert_eq!(gated("cdp_endpoint", &json!({})).len(), 5);
+        assert_eq!(gated("storage_state", &json!({ "action": "export" })), [Gated::StorageStateExport]);
+        assert_eq!(gated("storage_state", &json!({ "action": "import" })), []);
+        assert_eq!(gated("cookies", &json!({ "action": "get" })), [Gated::StorageStateExport]);
+        assert_eq!(gated("cookies", &json!({ "action": "set" })), []);
     }
 
     #[test]
-    fn every_gated_action_but_the_storage_export_has_a_tool_here() {
-        // storage_state's line comes with that tool:
-        // gate("storage_state", Gated::StorageStateExport, When::Equals("action", "export")).
+    fn every_gated_action_has_a_tool_here() {
         for gated_action in Gated::ALL {
-            let listed = GATES.iter().any(|gate| gate.gated == gated_action);
-            assert_eq!(listed, gated_action != Gated::StorageStateExport, "{gated_action:?}");
+            assert!(GATES.iter().any(|gate| gate.gated == gated_action), "{gated_action:?}");
         }
     }
 }

@@ -34,12 +34,14 @@ pub struct ProfileStore {
     root: PathBuf,
     // A std mutex: counter updates only.
     in_use: Mutex<HashMap<String, usize>>,
+    /// Profiles a `profile_clone` reads or writes now: no session opens them meanwhile.
+    copying: Mutex<Vec<String>>,
 }
 
 impl ProfileStore {
     /// The store at `<data-dir>/profiles`.
     pub fn new(root: PathBuf) -> ProfileStore {
-        ProfileStore { root, in_use: Mutex::default() }
+        ProfileStore { root, in_use: Mutex::default(), copying: Mutex::default() }
     }
 
     /// Names: lowercase letters, digits, `.`, `_`, `-`; 1 to 64 characters.
@@ -61,6 +63,7 @@ impl ProfileStore {
         Self::check_name(name)?;
         let dir = self.root.join(name);
         let mut in_use = self.in_use.lock().expect("profile store poisoned");
+        self.refuse_if_copying(name)?;
         if !dir.exists() {
             if self.names().len() >= MAX_PROFILES {
                 return Err(Error::new(ErrorCode::ProfileLimit, format!("there are already {MAX_PROFILES} profiles; delete one first")));
@@ -136,6 +139,7 @@ impl ProfileStore {
     pub fn delete(&self, name: &str) -> Result<()> {
         Self::check_name(name)?;
         let in_use = self.in_use.lock().expect("profile store poisoned");
+        self.refuse_if_copying(name)?;
         if let Some(count) = in_use.get(name) {
             return Err(Error::new(
                 ErrorCode::ProfileLocked,
@@ -158,6 +162,118 @@ impl ProfileStore {
         }
         Ok(())
     }
+}
+
+impl ProfileStore {
+    /// Copies profile `from` (its WebKit data and `identity.json`) to a new profile `to`.
+    /// Refused while a session uses `from` (its network process writes cookies and
+    /// storage as it goes, so a copy could be torn: `E_PROFILE_LOCKED`), when `to` exists
+    /// (`E_BAD_REQUEST`, field `to`) or `from` does not (`E_PROFILE_NOT_FOUND`). Neither
+    /// profile can be opened or deleted while the copy runs; a copy during which `from`
+    /// changed on disk (the last session's network process still exiting) is made again,
+    /// and refused after three tries. Blocking: run it off the async threads.
+    pub fn copy(&self, from: &str, to: &str) -> Result<()> {
+        let named =
+            |field: &str, name: &str| Self::check_name(name).map_err(|error| error.with_details(serde_json::json!({ "field": field })));
+        named("from", from)?;
+        named("to", to)?;
+        let (source, target) = (self.root.join(from), self.root.join(to));
+        {
+            let in_use = self.in_use.lock().expect("profile store poisoned");
+            if let Some(count) = in_use.get(from) {
+                return Err(Error::new(
+                    ErrorCode::ProfileLocked,
+                    format!("profile {from} is used by {count} open session(s), whose cookies and storage are still being written; close them first"),
+                )
+                .with_details(serde_json::json!({ "profile": from, "sessions": count, "field": "from" })));
+            }
+            self.refuse_if_copying(from)?;
+            self.refuse_if_copying(to)?;
+            if !source.is_dir() {
+                return Err(Error::new(ErrorCode::ProfileNotFound, format!("there is no profile {from}"))
+                    .with_details(serde_json::json!({ "field": "from" })));
+            }
+            if target.exists() || in_use.contains_key(to) {
+                return Err(Error::bad_request(format!("profile {to} exists already; clone into a new name"))
+                    .with_details(serde_json::json!({ "field": "to", "reason": "exists" })));
+            }
+            if self.names().len() >= MAX_PROFILES {
+                return Err(Error::new(ErrorCode::ProfileLimit, format!("there are already {MAX_PROFILES} profiles; delete one first")));
+            }
+            self.copying.lock().expect("profile store poisoned").extend([from.to_string(), to.to_string()]);
+        }
+        let result = self.copy_steady(&source, &target, to);
+        self.copying.lock().expect("profile store poisoned").retain(|name| name != from && name != to);
+        result
+    }
+
+    /// Copies `source` into a staging folder (a name no profile can have), again until
+    /// `source` did not change during a copy, then renames it to `target`.
+    fn copy_steady(&self, source: &Path, target: &Path, to: &str) -> Result<()> {
+        let staging = self.root.join(format!("+copy-{to}-{}", crate::secret::random_hex(4)));
+        let failed = |error: std::io::Error| Error::internal(format!("cannot copy the profile: {error}"));
+        for _ in 0..3 {
+            let before = fingerprint(source);
+            let _ = std::fs::remove_dir_all(&staging);
+            if let Err(error) = copy_dir(source, &staging) {
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(failed(error));
+            }
+            if fingerprint(source) == before {
+                return std::fs::rename(&staging, target).map_err(|error| {
+                    let _ = std::fs::remove_dir_all(&staging);
+                    failed(error)
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        let _ = std::fs::remove_dir_all(&staging);
+        Err(Error::new(ErrorCode::ProfileLocked, "the profile kept changing while it was copied; try again in a moment")
+            .with_details(serde_json::json!({ "field": "from" })))
+    }
+
+    /// `E_PROFILE_LOCKED` while a `profile_clone` reads or writes `name`.
+    fn refuse_if_copying(&self, name: &str) -> Result<()> {
+        if self.copying.lock().expect("profile store poisoned").iter().any(|copying| copying == name) {
+            return Err(Error::new(ErrorCode::ProfileLocked, format!("profile {name} is being copied; try again in a moment"))
+                .with_details(serde_json::json!({ "profile": name })));
+        }
+        Ok(())
+    }
+}
+
+/// Copies a directory tree (directories 0700; symbolic links are left out).
+fn copy_dir(source: &Path, target: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().mode(0o700).create(target)?;
+    for entry in std::fs::read_dir(source)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let destination = target.join(entry.file_name());
+        if kind.is_dir() {
+            copy_dir(&entry.path(), &destination)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &destination)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every file's path, size and modification time under `dir`, sorted.
+fn fingerprint(dir: &Path) -> Vec<(PathBuf, u64, Option<std::time::SystemTime>)> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).into_iter().flatten().flatten() {
+            match entry.metadata() {
+                Ok(meta) if meta.is_dir() => pending.push(entry.path()),
+                Ok(meta) => files.push((entry.path(), meta.len(), meta.modified().ok())),
+                Err(_) => {}
+            }
+        }
+    }
+    files.sort();
+    files
 }
 
 fn dir_size(dir: &std::path::Path) -> u64 {
@@ -194,6 +310,20 @@ mod tests {
         assert_eq!(store.delete("work").unwrap_err().code, ErrorCode::ProfileLocked);
         store.release("work");
         store.release("work");
+        // A copy takes the data and the identity, and is refused while `from` is open.
+        std::fs::write(dir.join("identity.json"), "{}").unwrap();
+        std::fs::create_dir_all(dir.join("storage/abc")).unwrap();
+        std::fs::write(dir.join("storage/abc/origin"), "x").unwrap();
+        store.acquire("work").unwrap();
+        assert_eq!(store.copy("work", "copy").unwrap_err().code, ErrorCode::ProfileLocked);
+        store.release("work");
+        store.copy("work", "copy").unwrap();
+        assert_eq!(std::fs::read(root.join("copy/storage/abc/origin")).unwrap(), b"x");
+        assert!(root.join("copy/identity.json").is_file());
+        let exists = store.copy("work", "copy").unwrap_err();
+        assert_eq!((exists.code, &exists.details["field"]), (ErrorCode::BadRequest, &serde_json::json!("to")));
+        assert_eq!(store.copy("nope", "other").unwrap_err().code, ErrorCode::ProfileNotFound);
+        assert_eq!(store.list().iter().map(|profile| profile.name.as_str()).collect::<Vec<_>>(), ["copy", "work"]);
         store.delete("work").unwrap();
         assert!(!dir.exists());
         assert_eq!(store.delete("work").unwrap_err().code, ErrorCode::ProfileNotFound);

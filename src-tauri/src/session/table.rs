@@ -96,6 +96,13 @@ pub struct CreateSession {
     /// traffic; `set_network_conditions` changes them later.
     #[serde(default)]
     pub network_conditions: Option<NetworkConditions>,
+    /// Cookies and localStorage the session starts with, in Playwright's storageState
+    /// format (`{cookies, origins}`, see `storage_state`); with `profile`, they are kept in
+    /// the profile. Checked whole before the session opens (`E_BAD_REQUEST` naming the
+    /// field, `storage_state.cookies[0].domain`).
+    #[serde(default)]
+    #[schemars(with = "Option<crate::engine::storage::StorageState>")]
+    pub storage_state: Option<serde_json::Value>,
 }
 
 impl CreateSession {
@@ -279,6 +286,14 @@ impl SessionTable {
         }
         let identity = request.identity()?;
         let conditions = request.network_conditions.map(NetworkConditions::check).transpose()?.unwrap_or_default();
+        let storage_state =
+            request.storage_state.as_ref().map(|state| crate::engine::storage_check::state(state, "storage_state")).transpose()?;
+        if self.services.proxy.is_none() && !conditions.is_off() {
+            return Err(crate::engine::identity::unsupported(
+                "network_conditions",
+                "network_conditions needs the session proxy, which this daemon runs without",
+            ));
+        }
         let name = request.name.unwrap_or_else(|| "session".to_string());
         if name.is_empty() || name.chars().count() > 128 || name.chars().any(char::is_control) {
             return Err(Error::bad_request("name must be 1 to 128 printable characters"));
@@ -288,13 +303,17 @@ impl SessionTable {
             super::opening::approve_profile(self, profile, &name).await?;
         }
         self.reserve_slot()?;
-        if self.services.proxy.is_none() && !conditions.is_off() {
-            return Err(crate::engine::identity::unsupported(
-                "network_conditions",
-                "network_conditions needs the session proxy, which this daemon runs without",
-            ));
-        }
-        let result = self.open(name, width, height, request.profile, request.popups.unwrap_or_default(), identity).await;
+        let result =
+            match (self.open(name, width, height, request.profile, request.popups.unwrap_or_default(), identity).await, storage_state) {
+                (Ok(session), Some(state)) => match crate::engine::storage::import(&self.services.engine, &session.id, state).await {
+                    Ok(()) => Ok(session),
+                    Err(error) => {
+                        self.dispose(&session).await;
+                        Err(error)
+                    }
+                },
+                (result, _) => result,
+            };
         if let Ok(session) = &result {
             if let Some(proxy) = session.proxy.lock().expect("proxy poisoned").as_ref() {
                 proxy.set_conditions(conditions);

@@ -43,9 +43,12 @@ mod run_steps;
 mod screenshot;
 mod scroll;
 mod snapshot;
+mod storage;
+mod storage_origins;
 mod tabs;
 mod targeting;
 mod upload;
+mod viewport;
 mod wait;
 mod wait_for_event;
 mod watch;
@@ -454,6 +457,8 @@ impl ToolRegistry {
         tools.extend(network::tools());
         tools.push(network_conditions::tool());
         tools.extend(console::tools());
+        tools.extend(storage::tools());
+        tools.extend([profiles::clone_tool(), viewport::tool()]);
         ToolRegistry { tools }
     }
 

@@ -73,3 +73,37 @@ pub(super) fn tool() -> Tool {
         },
     )
 }
+
+/// Input of `profile_clone`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CloneInput {
+    /// The profile to copy (no session may use it).
+    from: String,
+    /// The new profile's name (it must not exist).
+    to: String,
+}
+
+/// Output of `profile_clone`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct CloneOutput {
+    /// The profile copied.
+    from: String,
+    /// The new profile.
+    to: String,
+    /// Always true.
+    cloned: bool,
+}
+
+pub(super) fn clone_tool() -> Tool {
+    Tool::session(
+        "profile_clone",
+        "Copy a login profile (its cookies, storage and remembered identity) to a new profile: {\"from\":\"work\",\"to\":\"work-2\"}. E_PROFILE_LOCKED while a session uses from (a copy could be torn); E_BAD_REQUEST when to exists.",
+        |context: ToolContext, input: CloneInput| async move {
+            let store = context.sessions.profiles().clone();
+            let (from, to) = (input.from.clone(), input.to.clone());
+            tokio::task::spawn_blocking(move || store.copy(&from, &to)).await.map_err(|error| Error::internal(error.to_string()))??;
+            Ok(CloneOutput { from: input.from, to: input.to, cloned: true })
+        },
+    )
+}

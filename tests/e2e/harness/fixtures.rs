@@ -101,6 +101,15 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
         ([(header::SET_COOKIE, format!("marker={value}; Path=/; Max-Age=3600"))], Html(format!("<title>cookie set {value}</title>set")))
             .into_response()
     }
+    /// Signs in as a site does: an httpOnly session cookie, an httpOnly persistent one, then
+    /// the account page, which stores a greeting in localStorage.
+    async fn state_login() -> Response {
+        let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/f/account.html?greet=welcome")], "").into_response();
+        let headers = response.headers_mut();
+        headers.append(header::SET_COOKIE, "sid=site-session-51d2; Path=/; HttpOnly; SameSite=Lax".parse().unwrap());
+        headers.append(header::SET_COOKIE, "remember=site-remember-8e07; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax".parse().unwrap());
+        response
+    }
     async fn status(Path(code): Path<u16>) -> Response {
         let code = StatusCode::from_u16(code).unwrap_or(StatusCode::IM_A_TEAPOT);
         (code, Html(format!("<title>status {}</title>status page", code.as_u16()))).into_response()
@@ -236,6 +245,7 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
         .route("/f/{name}", get(page))
         .route("/b/{*path}", get(static_files))
         .route("/set-cookie", get(set_cookie))
+        .route("/state/login", get(state_login))
         .route("/echo", get(|| async { Html("<title>echo</title>echo") }))
         .route("/status/{code}", get(status))
         .route("/slow", get(slow))

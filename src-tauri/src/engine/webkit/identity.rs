@@ -107,6 +107,6 @@ pub(super) fn set_default_languages() {
 
 /// The scale factor of the daemon's screen (GDK_SCALE), which every page's
 /// `devicePixelRatio` follows.
-fn screen_scale_factor() -> f64 {
+pub(super) fn screen_scale_factor() -> f64 {
     gtk::gdk::Display::default().and_then(|display| display.monitor(0)).map(|monitor| f64::from(monitor.scale_factor())).unwrap_or(1.0)
 }

@@ -15,6 +15,7 @@ mod identity;
 mod input;
 mod navigation;
 mod print;
+mod storage;
 mod tab;
 mod takeover;
 mod web_process;
@@ -286,6 +287,8 @@ impl Engine {
                 session.identity.borrow_mut().permissions.extend(grants);
                 Answer::Done
             }
+            SessionRequest::Storage(request) => storage::handle(&session.context, request).await?,
+            SessionRequest::ScreenScale => Answer::Value(json!(identity::screen_scale_factor())),
         })
     }
 
