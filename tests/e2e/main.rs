@@ -21,6 +21,7 @@ mod login;
 mod network;
 mod pdf;
 mod profiles;
+mod sandbox;
 mod screenshots;
 mod security;
 mod sessions;

@@ -15,8 +15,10 @@ mod identity;
 mod input;
 mod navigation;
 mod print;
+mod sandbox;
 mod tab;
 mod takeover;
+mod toolbar;
 mod web_process;
 mod window;
 
