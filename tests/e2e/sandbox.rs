@@ -158,7 +158,9 @@ fn without_bwrap_the_daemon_says_why_and_runs_unsandboxed() {
 
 #[test]
 fn require_sandbox_refuses_to_start_without_one_in_one_line() {
-    let cases: [(&[&str], &[(&str, &str)]); 2] = [
+    /// Flags and environment of a daemon that must refuse.
+    type Case = (&'static [&'static str], &'static [(&'static str, &'static str)]);
+    let cases: [Case; 2] = [
         (&["--require-sandbox"], &[("MALO_BWRAP", "/nonexistent/bwrap")]),
         (&[], &[("MALO_BWRAP", "/nonexistent/bwrap"), ("MALO_REQUIRE_SANDBOX", "1")]),
     ];
@@ -179,4 +181,67 @@ fn require_sandbox_refuses_to_start_without_one_in_one_line() {
         assert!(begun.elapsed() < Duration::from_secs(10));
         assert!(!dir.0.join("data/broker.json").exists(), "no broker.json from a daemon that refused");
     }
+}
+
+/// One daemon's figures: spawn -> first navigate done, and memory once the page settled.
+struct Figures {
+    first_navigate_ms: u128,
+    web_pss_kib: u64,
+    web_rss_kib: u64,
+    tree_pss_kib: u64,
+}
+
+fn measure(sandboxed: bool, fixtures: &Fixtures) -> Figures {
+    let env = if sandboxed { Vec::new() } else { vec![("MALO_BWRAP".to_string(), "/nonexistent/bwrap".to_string())] };
+    let begun = Instant::now();
+    let daemon = Daemon::start_with(DaemonOptions { env, ..DaemonOptions::default() });
+    let session = daemon.lease("agent-a").session();
+    session.navigate(&fixtures.url("/f/hello.html"));
+    let first_navigate_ms = begun.elapsed().as_millis();
+    assert_eq!(health(&daemon)["sandbox"], sandboxed);
+    std::thread::sleep(Duration::from_secs(3));
+    let webs = web_processes_of(&daemon);
+    Figures {
+        first_navigate_ms,
+        web_pss_kib: webs.iter().map(|web| pss_kib(*web)).sum(),
+        web_rss_kib: webs.iter().map(|web| rss_kib(*web)).sum(),
+        tree_pss_kib: pss_kib(daemon.pid),
+    }
+}
+
+/// What the sandbox costs: a session's web process memory, the whole daemon tree's PSS
+/// (bwrap and xdg-dbus-proxy included) and spawn -> first navigate, medians of 3 daemons
+/// each way. A measurement: `cargo test --test e2e -- --ignored sandbox::what --nocapture`.
+#[test]
+#[ignore]
+fn what_the_sandbox_costs() {
+    let fixtures = Fixtures::start();
+    let median = |mut values: Vec<u64>| {
+        values.sort_unstable();
+        values[values.len() / 2]
+    };
+    let mut rows = Vec::new();
+    for sandboxed in [true, false] {
+        let runs: Vec<Figures> = (0..3).map(|_| measure(sandboxed, &fixtures)).collect();
+        let figure = |pick: fn(&Figures) -> u64| median(runs.iter().map(pick).collect());
+        let row = (
+            figure(|run| run.first_navigate_ms as u64),
+            figure(|run| run.web_pss_kib),
+            figure(|run| run.web_rss_kib),
+            figure(|run| run.tree_pss_kib),
+        );
+        println!(
+            "sandbox {:<3}  spawn -> first navigate {:>5} ms  web process PSS {:>6} KiB  RSS {:>6} KiB  daemon tree PSS {:>7} KiB",
+            if sandboxed { "on" } else { "off" },
+            row.0,
+            row.1,
+            row.2,
+            row.3
+        );
+        rows.push(row);
+    }
+    let (on, off) = (rows[0], rows[1]);
+    // Bounds that would catch a sandbox gone wrong (a second copy of the engine, say).
+    assert!(on.1 < off.1 * 3 / 2 + 20 * 1024, "the sandboxed web process costs far more: {on:?} against {off:?}");
+    assert!(on.0 < off.0 * 2 + 2000, "the sandbox slows the first navigate far down: {on:?} against {off:?}");
 }
