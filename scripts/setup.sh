@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what malo-browser needs on Debian/Ubuntu: the WebKitGTK/GTK development
-# packages, an X server for headless use (Xvfb), the tools the tests use, and Rust
-# (through rustup) when cargo is missing. Safe to run again: it installs only what is missing.
+# packages, the web-process sandbox (bubblewrap, xdg-dbus-proxy), an X server for headless
+# use (Xvfb), the tools the tests use, and Rust (through rustup) when cargo is missing. Safe to run again: it installs only what is missing.
 set -euo pipefail
 
 packages=(
   build-essential pkg-config curl ca-certificates
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
   libxdo-dev libssl-dev libdbus-1-dev libwebp-dev
+  bubblewrap xdg-dbus-proxy
   xvfb xauth x11-utils xdotool openbox imagemagick weston xwayland sway poppler-utils
   dbus dbus-x11 gnome-keyring libsecret-tools
 )

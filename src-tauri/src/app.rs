@@ -60,6 +60,9 @@ pub enum DaemonError {
     /// The engine started but could not open a page.
     #[error("{0}")]
     Engine(String),
+    /// `--require-sandbox`, and web processes cannot run sandboxed here.
+    #[error("--require-sandbox: web processes cannot run sandboxed: {0}")]
+    Sandbox(String),
 }
 
 fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -73,12 +76,21 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
     // A policy the person wrote and broke is not ignored: the daemon does not start on it.
     crate::policy::PolicyStore::check_at_start(&settings.data_dir)?;
     quiet_panics();
+    // Whether web processes can run sandboxed: bwrap runs while the screen and GTK open.
+    let mut sandbox_probe = crate::engine::sandbox::Probe::start();
+    if args.require_sandbox || crate::engine::sandbox::required_by_env() {
+        // Refused before anything starts, in one line.
+        if let (crate::engine::sandbox::Verdict::Off(reason), _) = sandbox_probe.finish() {
+            return Err(DaemonError::Sandbox(reason));
+        }
+    }
     // Before any thread starts: a private screen sets DISPLAY for GTK and the web processes.
     let screen = crate::display::choose().map_err(DaemonError::Display)?;
     let _log_guard = crate::logging::init(&settings.data_dir).map_err(io("cannot open the log directory"))?;
     tracing::info!("drawing on {}", screen.describe());
     #[cfg(target_os = "linux")]
     crate::engine::webkit::init_toolkit().map_err(DaemonError::Display)?;
+    settle_sandbox(sandbox_probe);
     if let Some(stale) = lock.stale_broker_file() {
         tracing::warn!(pid = stale.pid, endpoint = %stale.endpoint, "replacing the broker.json of a daemon that is no longer running");
     }
@@ -230,6 +242,19 @@ pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
     }
     tracing::info!(code, "daemon stopped");
     Ok(())
+}
+
+/// Takes the sandbox probe's answer (by now it has long finished: it ran while the screen
+/// and GTK opened) for every context to come, and says it in one line.
+fn settle_sandbox(mut probe: crate::engine::sandbox::Probe) {
+    let (verdict, held_up) = probe.finish();
+    let line = verdict.describe();
+    if verdict == crate::engine::sandbox::Verdict::On {
+        tracing::info!(waited_ms = held_up.as_millis() as u64, "{line}");
+    } else {
+        tracing::warn!(waited_ms = held_up.as_millis() as u64, "{line}");
+    }
+    crate::engine::sandbox::settle(verdict);
 }
 
 /// A panic is a bug: one line on stderr (the log has the rest), unless `MALO_LOG=debug`

@@ -48,6 +48,10 @@ pub struct DaemonArgs {
     /// Where all state lives: broker.json, logs, leases, profiles. `~` is expanded.
     #[arg(long, default_value = DEFAULT_DATA_DIR)]
     pub data_dir: String,
+    /// Refuse to start unless web processes can run sandboxed (bubblewrap); also
+    /// `MALO_REQUIRE_SANDBOX=1`. Without it, a machine that cannot sandbox runs unsandboxed.
+    #[arg(long)]
+    pub require_sandbox: bool,
 }
 
 /// Validated daemon settings.

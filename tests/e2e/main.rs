@@ -22,6 +22,7 @@ mod network;
 mod pdf;
 mod policy;
 mod profiles;
+mod sandbox;
 mod screenshots;
 mod security;
 mod sessions;

@@ -79,11 +79,15 @@ pub(super) fn display() -> Check {
 }
 
 pub(super) fn bubblewrap() -> Check {
-    // malo builds WebKit contexts on the 4.1 API, where the web-process sandbox is off
-    // unless an application turns it on, and malo does not: bwrap is not needed today.
-    match find_program("bwrap") {
-        Some(path) => Check::ok("bubblewrap", format!("{} (malo does not turn on WebKit's web-process sandbox)", path.display())),
-        None => Check::ok("bubblewrap", "not installed; not needed: malo does not turn on WebKit's web-process sandbox"),
+    // The daemon's own probe: bwrap run the way WebKit will run it.
+    use crate::engine::sandbox::{Probe, Verdict};
+    match Probe::start().finish().0 {
+        Verdict::On => Check::ok("bubblewrap", "the sandbox will be on: web processes run in bubblewrap + seccomp"),
+        Verdict::Off(reason) => Check::warn(
+            "bubblewrap",
+            format!("the sandbox will be off: {reason}"),
+            "sudo apt install bubblewrap xdg-dbus-proxy, and allow unprivileged user namespaces; `malo daemon --require-sandbox` refuses to run without it",
+        ),
     }
 }
 

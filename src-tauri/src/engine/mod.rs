@@ -47,6 +47,7 @@ pub mod identity;
 pub use malo_core::keys;
 pub mod main_thread;
 pub mod print;
+pub mod sandbox;
 pub mod storage;
 pub mod storage_check;
 

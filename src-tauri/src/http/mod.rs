@@ -108,7 +108,9 @@ fn finish(router: Router, port: u16) -> Router {
 }
 
 async fn health() -> Json<Value> {
-    Json(json!({ "ok": true, "service": "malo-browser", "version": env!("CARGO_PKG_VERSION") }))
+    Json(
+        json!({ "ok": true, "service": "malo-browser", "version": env!("CARGO_PKG_VERSION"), "sandbox": crate::engine::sandbox::enabled() }),
+    )
 }
 
 #[derive(Debug, Deserialize)]

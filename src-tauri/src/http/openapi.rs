@@ -23,7 +23,7 @@ pub(super) fn document(endpoint: Endpoint, registry: &ToolRegistry) -> Value {
     let mut paths = Map::new();
     paths.insert(
         "/v1/health".into(),
-        json!({ "get": operation("health", "Is the endpoint up", None, Vec::new(), json!({ "type": "object", "required": ["ok"], "properties": { "ok": { "type": "boolean" } } }), false) }),
+        json!({ "get": operation("health", "Is the endpoint up", None, Vec::new(), json!({ "type": "object", "required": ["ok"], "properties": { "ok": { "type": "boolean" }, "sandbox": { "type": "boolean", "description": "Whether the daemon's web processes run sandboxed (bubblewrap)" } } }), false) }),
     );
     match endpoint {
         Endpoint::Broker => broker_paths(&mut paths, &mut schemas),

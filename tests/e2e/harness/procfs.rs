@@ -1,9 +1,28 @@
 //! Probes of processes through /proc, for the leak checks: children, WebKit helpers,
 //! memory (PSS, RSS, anonymous, by kind of mapping) and whether a process is alive.
 
-/// WebKit helper processes whose parent is `pid`.
+/// WebKit helper processes of `pid`: its children, and those that bwrap (the web-process
+/// sandbox: bwrap -> bwrap -> WebKitWebProcess) started for it.
 pub fn webkit_children(pid: u32) -> Vec<u32> {
-    children(pid).into_iter().filter(|(_, command)| command.contains("WebKit")).map(|(child, _)| child).collect()
+    let mut found = Vec::new();
+    for (child, command) in children(pid) {
+        if command.contains("WebKit") {
+            found.push(child);
+        } else if command == "bwrap" {
+            found.extend(webkit_children(child));
+        }
+    }
+    found
+}
+
+/// The web processes of `pid` (sandboxed or not).
+pub fn web_processes(pid: u32) -> Vec<u32> {
+    webkit_children(pid).into_iter().filter(|child| command_of(*child).starts_with("WebKitWebProc")).collect()
+}
+
+/// The command name of `pid` (at most 15 characters, as the kernel keeps it).
+pub fn command_of(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string()
 }
 
 /// The processes whose parent is `pid`, with their command names.

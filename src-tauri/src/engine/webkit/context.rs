@@ -58,6 +58,9 @@ pub(super) fn persistent(dir: &Path, web_process_dir: &Path, timezone: Option<&s
     let context = builder.build();
     context.set_automation_allowed(false);
     context.set_web_extensions_directory(&web_process_dir.to_string_lossy());
+    // Its web processes see the extension and nothing else of the daemon's files: the
+    // network process (not sandboxed) reads uploads and writes downloads and the data.
+    super::sandbox::apply(&context, &[(web_process_dir, true)]);
     let secret = Token::generate();
     let data = secret.expose().to_variant();
     // Each web process gets the secret as it starts (the extension's initialization data).

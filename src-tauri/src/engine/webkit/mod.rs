@@ -15,9 +15,11 @@ mod identity;
 mod input;
 mod navigation;
 mod print;
+mod sandbox;
 mod storage;
 mod tab;
 mod takeover;
+mod toolbar;
 mod web_process;
 mod window;
 

@@ -9,11 +9,10 @@ use std::rc::Rc;
 use gtk::prelude::*;
 use serde_json::{json, Value};
 use webkit2gtk::WebViewExt;
-use wry::WebViewBuilderExtUnix;
 
 use super::tab::Tab;
 use super::window::Takeover;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::events::EventKind;
 
 /// Height of the toolbar above the page.
@@ -47,18 +46,13 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: Option
     layout.put(&toolbar_box, 0, 0);
     let weak_tab = Rc::downgrade(tab);
     let initial_url = tab.view.uri().map(|uri| uri.to_string()).unwrap_or_default();
-    let toolbar = wry::WebViewBuilder::new()
-        .with_html(TOOLBAR_HTML)
-        .with_initialization_script(format!("window.__maloUrl = {};", json!(initial_url)))
-        .with_devtools(false)
-        .with_hotkeys_zoom(false)
-        .with_ipc_handler(move |request| {
-            if let Some(tab) = weak_tab.upgrade() {
-                handle_toolbar(&tab, request.body());
-            }
-        })
-        .build_gtk(&toolbar_box)
-        .map_err(|error| Error::internal(format!("cannot build the toolbar: {error}")))?;
+    let toolbar = super::toolbar::build(TOOLBAR_HTML, &initial_url, move |body| {
+        if let Some(tab) = weak_tab.upgrade() {
+            handle_toolbar(&tab, body);
+        }
+    });
+    toolbar.set_size_request(width, TOOLBAR_HEIGHT);
+    toolbar_box.pack_start(&toolbar, true, true, 0);
 
     // The page leaves its offscreen host for the window, as it is.
     tab.host.remove(&tab.view);
@@ -66,12 +60,10 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: Option
     layout.put(&tab.view, 0, TOOLBAR_HEIGHT);
     tab.view.show();
 
-    let toolbar_view = wry::WebViewExtUnix::webview(&toolbar);
-    let set_url = move |url: &str| {
-        let script = format!("window.setUrl && window.setUrl({})", json!(url));
-        toolbar_view.evaluate_javascript(&script, None, None, None::<&gio_cancellable::Cancellable>, |_| {});
-    };
-    let uri_handler = tab.view.connect_uri_notify(move |view| set_url(&view.uri().map(|uri| uri.to_string()).unwrap_or_default()));
+    let toolbar_view = toolbar.clone();
+    let uri_handler = tab
+        .view
+        .connect_uri_notify(move |view| super::toolbar::set_url(&toolbar_view, &view.uri().map(|uri| uri.to_string()).unwrap_or_default()));
 
     let weak_tab = Rc::downgrade(tab);
     window.connect_delete_event(move |_, _| {
@@ -165,8 +157,4 @@ fn handle_toolbar(tab: &Tab, body: &str) {
         }
         _ => {}
     }
-}
-
-mod gio_cancellable {
-    pub(super) use webkit2gtk::gio::Cancellable;
 }

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 pub(super) struct Takeover {
     pub(super) window: gtk::Window,
     pub(super) layout: gtk::Fixed,
-    pub(super) toolbar: Option<wry::WebView>,
+    pub(super) toolbar: Option<webkit2gtk::WebView>,
     pub(super) uri_handler: Option<glib::SignalHandlerId>,
 }
 
