@@ -11,6 +11,7 @@ mod coldstart;
 mod harness;
 mod main_thread;
 mod requests;
+mod sandbox;
 mod screenshots;
 mod side_by_side;
 mod workload;
@@ -80,6 +81,11 @@ fn main() {
             return;
         }
         coldstart::cold_start(&fixtures);
+        return;
+    }
+    // `bench sandbox`: what the web-process sandbox costs.
+    if std::env::args().nth(1).as_deref() == Some("sandbox") {
+        sandbox::sandbox_cost(&fixtures);
         return;
     }
     // `bench workload`: the whole agent workload over MCP against Playwright MCP's.
