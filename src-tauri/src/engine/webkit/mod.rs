@@ -11,6 +11,7 @@ mod capture;
 mod context;
 mod devtools;
 mod download;
+mod frames;
 mod identity;
 mod input;
 mod navigation;
@@ -483,6 +484,7 @@ impl Engine {
 /// Closes a tab: its takeover window first (the page goes back to its host), then the
 /// view and its host.
 fn close(tab: &Tab) {
+    frames::stop(tab);
     let _ = takeover::hide(tab);
     tab.close();
 }
@@ -513,6 +515,7 @@ async fn page_request(tab: &Rc<Tab>, request: TabRequest) -> Result<Answer> {
             print::print(tab, job).await?;
             Answer::Done
         }
+        TabRequest::Live(request) => frames::handle(tab, request)?,
     })
 }
 
@@ -523,7 +526,8 @@ fn watch(tab: &Rc<Tab>, change: WatchChange) -> Result<serde_json::Value> {
         return Err(Error::new(
             ErrorCode::NoDisplay,
             "no person can see this daemon's screen: it runs on a private X server because it was started without a display; \
-             start it in a desktop session (DISPLAY or WAYLAND_DISPLAY set) to show a window",
+             use watch {mode: \"live\"} for a live view in the person's own browser, or start the daemon in a desktop session \
+             (DISPLAY or WAYLAND_DISPLAY set) to show a window",
         ));
     }
     let mut answer = match change {
