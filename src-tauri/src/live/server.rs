@@ -66,7 +66,7 @@ async fn page(headers: HeaderMap, Path(written): Path<String>) -> Response {
     }
     let link = match open(&written) {
         Ok(link) => link,
-        Err(refusal) => return refusal,
+        Err(why) => return refused(why),
     };
     let presented = cookie(&headers);
     let mut state = link.state();
@@ -101,7 +101,7 @@ async fn socket(headers: HeaderMap, Path(written): Path<String>, upgrade: WebSoc
     }
     let link = match open(&written) {
         Ok(link) => link,
-        Err(refusal) => return refusal,
+        Err(why) => return refused(why),
     };
     let Ok((session, _)) = link.live_session() else { return ended(Ended::SessionClosed) };
     let presented = cookie(&headers);
@@ -119,15 +119,22 @@ async fn socket(headers: HeaderMap, Path(written): Path<String>, upgrade: WebSoc
     upgrade.max_message_size(MAX_MESSAGE).on_upgrade(move |socket| super::viewer::run(socket, link, session, connection))
 }
 
-/// The link `written` names, valid now; else the page that says why not.
-fn open(written: &str) -> std::result::Result<Arc<Link>, Response> {
+/// The link `written` names, valid now; else why not (`None`: no such link).
+fn open(written: &str) -> std::result::Result<Arc<Link>, Option<Ended>> {
     let Some(link) = Capability::parse(written).and_then(|capability| super::find(&capability)) else {
-        return Err(not_found());
+        return Err(None);
     };
     if let Err(why) = link.live_session() {
-        return Err(ended(why));
+        return Err(Some(why));
     }
     Ok(link)
+}
+
+fn refused(why: Option<Ended>) -> Response {
+    match why {
+        Some(why) => ended(why),
+        None => not_found(),
+    }
 }
 
 /// The Host header when it names this machine's loopback (any port: `ssh -L` may forward
