@@ -28,7 +28,9 @@ impl Viewer {
         page.read_to_string(&mut answer).unwrap();
         let cookie = answer
             .lines()
-            .find_map(|line| line.to_ascii_lowercase().starts_with("set-cookie:").then(|| line[11..].trim().split(';').next().unwrap().to_string()))
+            .find_map(|line| {
+                line.to_ascii_lowercase().starts_with("set-cookie:").then(|| line[11..].trim().split(';').next().unwrap().to_string())
+            })
             .expect("the page sets the claim cookie");
         let mut stream = TcpStream::connect(host).unwrap();
         stream.set_nodelay(true).unwrap();
@@ -100,7 +102,8 @@ impl Viewer {
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
-    fields.get(11).and_then(|value| value.parse::<u64>().ok()).unwrap_or(0) + fields.get(12).and_then(|value| value.parse::<u64>().ok()).unwrap_or(0)
+    fields.get(11).and_then(|value| value.parse::<u64>().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|value| value.parse::<u64>().ok()).unwrap_or(0)
 }
 
 fn percentile(samples: &mut [f64], fraction: f64) -> f64 {
@@ -137,8 +140,18 @@ pub(crate) fn live_view(fixtures: &Fixtures) {
         }
         viewer.drain(Duration::from_millis(150));
     }
-    println!("{:<52} {:>9.1} {:>9.1}", "key press -> first frame showing it (ms, median p95)", percentile(&mut latencies, 0.5), percentile(&mut latencies, 0.95));
-    println!("{:<52} {:>9.0} {:>9.0}", "bytes per frame, whole-page change (median p95)", percentile(&mut sizes, 0.5), percentile(&mut sizes, 0.95));
+    println!(
+        "{:<52} {:>9.1} {:>9.1}",
+        "key press -> first frame showing it (ms, median p95)",
+        percentile(&mut latencies, 0.5),
+        percentile(&mut latencies, 0.95)
+    );
+    println!(
+        "{:<52} {:>9.0} {:>9.0}",
+        "bytes per frame, whole-page change (median p95)",
+        percentile(&mut sizes, 0.5),
+        percentile(&mut sizes, 0.95)
+    );
 
     // An animation: frames per second and their size.
     viewer.send(&json!({ "t": "key", "d": true, "key": "a", "code": "KeyA", "loc": 0, "m": 0 }).to_string());

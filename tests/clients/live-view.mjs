@@ -5,6 +5,7 @@
 //              types the credentials and the second step's code through the view
 //   done       presses Done
 //   watch-only clicks and types into a watch-only view (json: {field: [x, y]})
+//   leave      closes the page without Done
 //   second     opens the link in a second browser (a context of its own) after the first
 //   open       opens the link and reports what the browser shows (a refused link)
 import { chromium } from 'playwright-core';
@@ -92,6 +93,8 @@ async function main() {
     await page.keyboard.type('intruder', { delay: 10 });
     await sleep(1000);
     report('frames', true, await frames(page));
+  } else if (scenario === 'leave') {
+    await page.close();
   } else if (scenario === 'second') {
     const second = await open(browser);
     report('second status', second.status === 409, second.status);

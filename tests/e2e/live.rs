@@ -10,7 +10,11 @@ use serde_json::{json, Value};
 use crate::harness::*;
 
 fn headless(env: &[(&str, &str)]) -> DaemonOptions {
-    DaemonOptions { headless: true, env: env.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect(), ..DaemonOptions::default() }
+    DaemonOptions {
+        headless: true,
+        env: env.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect(),
+        ..DaemonOptions::default()
+    }
 }
 
 /// The `live_url` of the session's first `login_waiting` event, once it is there.
@@ -72,7 +76,10 @@ fn a_person_signs_in_with_a_second_step_through_the_live_view_in_chromium() {
     assert_eq!(session.get("").body["live_url"], link, "the session's summary carries the link while the agent waits");
     let points = json!({ "username": [160, 96], "password": [160, 156], "signin": [100, 216], "code": [160, 96], "verify": [100, 156] });
     let run = run_client("live-view.mjs", &[&link, "login", &points.to_string()]);
-    assert!(run.success, "{}", run.output);
+    if !run.success {
+        let seen = session.page_value("[location.href, document.querySelector('#u') && document.querySelector('#u').value, document.activeElement && document.activeElement.id]");
+        panic!("the page saw {seen}\n{}", run.output);
+    }
     assert_eq!(check(&run, "status"), 200);
 
     // The first frame shows the login page as the session's own screenshot does.
@@ -122,7 +129,11 @@ fn done_in_the_live_view_hands_the_session_back_to_the_waiting_agent() {
     assert!(check(&run, "ended").as_str().unwrap().contains("handed back"), "{}", run.output);
     let answer = waiting.join().unwrap();
     let result = &answer.body["result"];
-    assert_eq!((result["ok"].clone(), result["reason"].clone(), result["signal"].clone()), (json!(true), json!("done"), json!("done_button")), "{result}");
+    assert_eq!(
+        (result["ok"].clone(), result["reason"].clone(), result["signal"].clone()),
+        (json!(true), json!("done"), json!("done_button")),
+        "{result}"
+    );
     let seen = watcher.join().unwrap();
     assert_eq!(seen.status, 200, "wait_for_event saw the Done: {}", seen.body);
     assert!(session.get("").body["waiting_for_person"].is_null());
@@ -156,7 +167,12 @@ fn refused_links_show_a_clear_page_and_hand_nothing_over() {
     assert_eq!(get(&link, &path, Some("evil.example"), &[]).status, 421, "a name that resolves here is not enough");
 
     // A WebSocket from a page of another origin (or of none) is refused before the link is even looked at.
-    let upgrade = [("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Sec-WebSocket-Version", "13"), ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")];
+    let upgrade = [
+        ("Connection", "Upgrade"),
+        ("Upgrade", "websocket"),
+        ("Sec-WebSocket-Version", "13"),
+        ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+    ];
     let ws = format!("{path}/ws");
     let mut hostile = upgrade.to_vec();
     hostile.push(("Origin", "http://evil.example"));
@@ -189,7 +205,9 @@ fn a_watch_only_view_shows_frames_takes_no_input_and_maps_no_window() {
     let daemon = Daemon::start();
     let session = daemon.lease("agent-a").session_sized(640, 480);
     session.navigate(&fixtures.url("/f/actions.html"));
-    let spot = session.page_value("(() => { const box = document.querySelector('#user').getBoundingClientRect(); return [box.x + 10, box.y + box.height / 2]; })()");
+    let spot = session.page_value(
+        "(() => { const box = document.querySelector('#user').getBoundingClientRect(); return [box.x + 10, box.y + box.height / 2]; })()",
+    );
     let link = session.ok("watch", json!({ "mode": "live", "control": false }))["live_url"].as_str().unwrap().to_string();
     assert!(session.get("").body["waiting_for_person"].is_null(), "watch-only asks nothing of the person");
     let run = run_client("live-view.mjs", &[&link, "watch-only", &json!({ "field": spot }).to_string()]);
@@ -199,4 +217,51 @@ fn a_watch_only_view_shows_frames_takes_no_input_and_maps_no_window() {
     assert_eq!(session.page_value("document.querySelector('#user').value"), "", "the viewer's typing reached the page");
     assert_ne!(session.page_value("document.activeElement && document.activeElement.id"), "user", "the viewer's click reached the page");
     assert_eq!(mapped_windows_of(daemon.pid), Vec::<String>::new(), "the live view mapped a window");
+}
+
+#[test]
+fn a_viewer_gone_for_the_grace_period_hands_the_session_back() {
+    let fixtures = Fixtures::start();
+    let daemon = Daemon::start_with(headless(&[("MALO_LIVE_GRACE_MS", "1500")]));
+    let session = daemon.lease("agent-a").session_sized(640, 480);
+    session.navigate(&fixtures.url("/f/login.html"));
+    let waiting = {
+        let session = session.clone();
+        std::thread::spawn(move || session.tool("login", json!({ "mode": "watch", "timeout_ms": 60000 })))
+    };
+    let link = waiting_link(&session);
+    // The person opens the view, sees the page, and closes the browser without Done.
+    let run = run_client("live-view.mjs", &[&link, "leave"]);
+    assert!(run.success, "{}", run.output);
+    check(&run, "first frame");
+    let answer = waiting.join().unwrap();
+    let result = &answer.body["result"];
+    assert_eq!((result["reason"].clone(), result["signal"].clone()), (json!("done"), json!("done_button")), "{result}");
+    assert!(session.events(0).to_string().contains("watch_done"));
+}
+
+#[test]
+fn a_session_in_the_takeover_window_shows_in_a_live_view_too() {
+    let _screen = shared_screen();
+    let fixtures = Fixtures::start();
+    let daemon = Daemon::start();
+    let session = daemon.lease("agent-a").session_sized(640, 480);
+    session.navigate(&fixtures.url("/f/login.html"));
+    assert_eq!(session.ok("watch", json!({ "show": true }))["shown"], true);
+    visible_window("malo-browser");
+    let link = session.ok("watch", json!({ "mode": "live" }))["live_url"].as_str().unwrap().to_string();
+    let run = run_client("live-view.mjs", &[&link, "done"]);
+    assert!(run.success, "{}", run.output);
+    let frame = check(&run, "first frame").as_str().unwrap().trim_start_matches("data:image/png;base64,").to_string();
+    let frame = base64::engine::general_purpose::STANDARD.decode(frame).unwrap();
+    let own = session.ok("screenshot", json!({}));
+    let own = base64::engine::general_purpose::STANDARD.decode(own["data"].as_str().unwrap()).unwrap();
+    let (seen, expected) = (thumbnail(&frame), thumbnail(&own));
+    let difference = seen.iter().zip(&expected).map(|(a, b)| a.abs_diff(*b) as u64).sum::<u64>() / seen.len() as u64;
+    assert!(difference <= 6, "the frame from the window differs from the page by {difference} grey levels on average");
+    // Done in the live view is the window's Done: it goes.
+    assert!(
+        eventually(Duration::from_secs(5), || xdotool(&["search", "--onlyvisible", "--name", "malo-browser"]).is_empty()),
+        "the window stayed after Done in the live view"
+    );
 }

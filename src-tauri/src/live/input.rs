@@ -18,15 +18,43 @@ pub(super) enum Message {
     /// The viewer's picture area in device pixels.
     Size { w: u32, h: u32 },
     /// The pointer moved.
-    Move { x: f64, y: f64, #[serde(default)] m: u8 },
+    Move {
+        x: f64,
+        y: f64,
+        #[serde(default)]
+        m: u8,
+    },
     /// A button went down (`b`: 0 left, 1 middle, 2 right).
-    Down { x: f64, y: f64, #[serde(default)] b: u8, #[serde(default)] m: u8 },
+    Down {
+        x: f64,
+        y: f64,
+        #[serde(default)]
+        b: u8,
+        #[serde(default)]
+        m: u8,
+    },
     /// A button went up.
-    Up { x: f64, y: f64, #[serde(default)] b: u8, #[serde(default)] m: u8 },
+    Up {
+        x: f64,
+        y: f64,
+        #[serde(default)]
+        b: u8,
+        #[serde(default)]
+        m: u8,
+    },
     /// The wheel turned (CSS pixels).
     Wheel { x: f64, y: f64, dx: f64, dy: f64 },
     /// A key went down (`d`) or up.
-    Key { d: bool, key: String, #[serde(default)] code: String, #[serde(default)] loc: u8, #[serde(default)] m: u8 },
+    Key {
+        d: bool,
+        key: String,
+        #[serde(default)]
+        code: String,
+        #[serde(default)]
+        loc: u8,
+        #[serde(default)]
+        m: u8,
+    },
     /// Text to type (a paste, or what an input method composed).
     Text { s: String },
     /// back, forward or reload.

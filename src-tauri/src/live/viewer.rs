@@ -24,6 +24,29 @@ const TICK: Duration = Duration::from_millis(250);
 /// How long a toolbar navigation may take.
 const NAVIGATION: Duration = Duration::from_secs(30);
 
+/// Keys delivered since the last pointer press: WebKit queues key and mouse events apart, so
+/// a click right after typing could reach the page before the last keys did (and move the
+/// focus under them). A press waits until the page has counted them.
+#[derive(Default)]
+struct KeysInFlight {
+    /// The page's trusted-input count before the first of them.
+    baseline: Option<i64>,
+    /// How many key events went since.
+    sent: i64,
+}
+
+/// The page's count of trusted input events (-1: unknown).
+async fn input_count(session: &Session, target: &TabAddress) -> i64 {
+    let body = "return globalThis.__malo ? __malo.inputCount() : -1;".to_string();
+    session
+        .engine
+        .tab::<serde_json::Value>(target.clone(), TabRequest::Evaluate { body })
+        .await
+        .ok()
+        .and_then(|value| value.as_i64())
+        .unwrap_or(-1)
+}
+
 /// The viewer's picture area (device pixels), as it last said.
 #[derive(Default)]
 struct ViewerSize {
@@ -45,6 +68,7 @@ pub(super) async fn run(socket: WebSocket, link: Arc<Link>, session: Arc<Session
     let mut tab = session.tabs.selected_id().unwrap_or_else(|| link.tab_id.clone());
     stream(&session, &tab, Some(first_feed)).await;
     let mut shown_state = String::new();
+    let mut keys = KeysInFlight::default();
     let mut tick = tokio::time::interval(TICK);
     let ended = loop {
         let state = state_of(&session, &link, &tab);
@@ -56,7 +80,7 @@ pub(super) async fn run(socket: WebSocket, link: Arc<Link>, session: Arc<Session
         tokio::select! {
             message = incoming.next() => match message {
                 Some(Ok(WsMessage::Text(text))) => {
-                    if let Some(ended) = receive(&link, &session, &tab, &size, text.as_str()).await {
+                    if let Some(ended) = receive(&link, &session, &tab, &size, &mut keys, text.as_str()).await {
                         break Some(ended);
                     }
                 }
@@ -115,7 +139,8 @@ async fn grace(link: Arc<Link>) {
 }
 
 async fn hand_back(link: &Link, session: &Session) {
-    let tab = if session.tabs.get(Some(&link.tab_id)).is_ok() { link.tab_id.clone() } else { session.tabs.selected_id().unwrap_or_default() };
+    let tab =
+        if session.tabs.get(Some(&link.tab_id)).is_ok() { link.tab_id.clone() } else { session.tabs.selected_id().unwrap_or_default() };
     let target = TabAddress { session_id: session.id.clone(), tab };
     let _ = session.engine.tab::<serde_json::Value>(target, TabRequest::Watch(WatchChange::HandBack)).await;
     link.end(Ended::Done);
@@ -145,7 +170,7 @@ fn state_of(session: &Session, link: &Link, tab: &str) -> String {
 }
 
 /// Carries out one message; `Some` when it ends the view.
-async fn receive(link: &Link, session: &Session, tab: &str, size: &ViewerSize, text: &str) -> Option<Ended> {
+async fn receive(link: &Link, session: &Session, tab: &str, size: &ViewerSize, keys: &mut KeysInFlight, text: &str) -> Option<Ended> {
     let Ok(message) = serde_json::from_str::<Message>(text) else { return None };
     if let Message::Size { w, h } = message {
         size.width.store(w.min(16_384), Ordering::Relaxed);
@@ -190,6 +215,25 @@ async fn receive(link: &Link, session: &Session, tab: &str, size: &ViewerSize, t
         other => {
             let (width, height) = session.tabs.get(Some(tab)).map(|state| state.viewport()).unwrap_or((session.width, session.height));
             let events = input::events(&other, width, height);
+            match other {
+                Message::Key { .. } | Message::Text { .. } => {
+                    if keys.baseline.is_none() {
+                        keys.baseline = Some(input_count(session, &target).await);
+                    }
+                    keys.sent += events.len() as i64;
+                }
+                Message::Down { .. } | Message::Up { .. } => {
+                    if let Some(baseline) = keys.baseline.take().filter(|baseline| *baseline >= 0) {
+                        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+                        while input_count(session, &target).await < baseline + keys.sent && tokio::time::Instant::now() < deadline {
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                        }
+                    }
+                    keys.baseline = None;
+                    keys.sent = 0;
+                }
+                _ => {}
+            }
             if !events.is_empty() {
                 if let Err(error) = session.engine.tab::<()>(target, TabRequest::Live(LiveRequest::Input(events))).await {
                     tracing::debug!(session = %session.id, %error, "live view: input not delivered");

@@ -263,11 +263,8 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<LoginOu
     let password = agent(context, &[], &find_form).await.ok().map(|form| form.password);
     let (start_url, _) = tab.status.get();
     // Without a screen a person can see, the person comes through the live view's link.
-    let live_url = if crate::display::is_private() {
-        Some(crate::live::issue(session, &context.sessions, &tab.id, true).await?.url)
-    } else {
-        None
-    };
+    let live_url =
+        if crate::display::is_private() { Some(crate::live::issue(session, &context.sessions, &tab.id, true).await?.url) } else { None };
     let _revoke = RevokeLive(&session.id);
     let shown: Value = if live_url.is_some() {
         context.ask(TabRequest::Watch(WatchChange::Report)).await?

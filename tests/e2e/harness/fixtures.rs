@@ -132,7 +132,11 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
     /// The second step: the right code signs in.
     async fn login_2fa_code(axum::Form(form): axum::Form<HashMap<String, String>>) -> Response {
         if form.get("code").map(String::as_str) == Some("424242") {
-            (StatusCode::SEE_OTHER, [(header::LOCATION, "/f/welcome.html"), (header::SET_COOKIE, "session=signed-in; Path=/; Max-Age=3600")], "")
+            (
+                StatusCode::SEE_OTHER,
+                [(header::LOCATION, "/f/welcome.html"), (header::SET_COOKIE, "session=signed-in; Path=/; Max-Age=3600")],
+                "",
+            )
                 .into_response()
         } else {
             (StatusCode::SEE_OTHER, [(header::LOCATION, "/f/login-2fa-code.html?wrong")], "").into_response()

@@ -485,7 +485,7 @@ impl Engine {
 /// view and its host.
 fn close(tab: &Tab) {
     frames::stop(tab);
-    let _ = takeover::hide(tab);
+    let _ = takeover::hide_window(tab);
     tab.close();
 }
 
