@@ -143,7 +143,7 @@ fn done_in_the_live_view_hands_the_session_back_to_the_waiting_agent() {
 #[test]
 fn refused_links_show_a_clear_page_and_hand_nothing_over() {
     let fixtures = Fixtures::start();
-    let daemon = Daemon::start_with(headless(&[("MALO_LIVE_EXPIRY_MS", "1500")]));
+    let daemon = Daemon::start_with(headless(&[("MALO_LIVE_EXPIRY_MS", "6000")]));
     let session = daemon.lease("agent-a").session_sized(640, 480);
     session.navigate(&fixtures.url("/f/hello.html"));
 
@@ -151,7 +151,7 @@ fn refused_links_show_a_clear_page_and_hand_nothing_over() {
     let first = session.ok("watch", json!({ "mode": "live" }));
     let expired = first["live_url"].as_str().unwrap().to_string();
     assert!(first["expires_at"].is_string(), "{first}");
-    std::thread::sleep(Duration::from_millis(2000));
+    std::thread::sleep(Duration::from_millis(6500));
     let page = get(&expired, &port_and_path(&expired).1, None, &[]);
     assert_eq!(page.status, 410, "{}", page.text);
     assert!(page.text.contains("expired"), "{}", page.text);
