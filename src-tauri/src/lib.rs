@@ -14,6 +14,7 @@ pub mod doctor;
 pub mod engine;
 pub mod http;
 pub mod listen;
+pub mod live;
 pub mod logging;
 pub mod mcp;
 pub mod memory;

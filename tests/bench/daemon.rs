@@ -9,6 +9,7 @@ mod busy;
 mod coldstart;
 #[path = "../e2e/harness/mod.rs"]
 mod harness;
+mod live;
 mod main_thread;
 mod requests;
 mod sandbox;
@@ -104,6 +105,11 @@ fn main() {
             return;
         }
         busy::many_sessions(&Daemon::start(), &fixtures);
+        return;
+    }
+    // `bench live`: the live view (latency, frames per second, bytes, CPU while still).
+    if std::env::args().nth(1).as_deref() == Some("live") {
+        live::live_view(&fixtures);
         return;
     }
     // `bench tools`: only the page tools (snapshot, click, fill).

@@ -17,6 +17,7 @@ mod identity;
 mod interfaces;
 mod leaks;
 mod leases;
+mod live;
 mod login;
 mod network;
 mod pdf;

@@ -244,6 +244,7 @@ mod tests {
             proxy: None,
             network_conditions: None,
             policy: crate::policy::Policy::default().rules_for(None).summary(),
+            live_url: None,
         }
     }
 

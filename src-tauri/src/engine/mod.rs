@@ -43,6 +43,7 @@ pub mod agent;
 pub mod devtools;
 #[cfg(test)]
 pub(crate) mod fake;
+pub mod frames;
 pub mod identity;
 pub use malo_core::keys;
 pub mod main_thread;
@@ -336,6 +337,8 @@ pub enum TabRequest {
     Devtools(devtools::DevtoolsRequest),
     /// Print the page to a PDF file (see [`print`]); answers once the file is complete.
     Print(print::PrintJob),
+    /// What a live view in a person's browser asks (see [`frames`]).
+    Live(frames::LiveRequest),
 }
 
 impl TabRequest {
@@ -356,6 +359,8 @@ impl TabRequest {
             TabRequest::AwaitFileChooser { .. } => "await_file_chooser",
             TabRequest::Devtools(request) => request.kind(),
             TabRequest::Print(_) => "print",
+            TabRequest::Live(frames::LiveRequest::Stream(_)) => "live_stream",
+            TabRequest::Live(frames::LiveRequest::Input(_)) => "live_input",
         }
     }
 

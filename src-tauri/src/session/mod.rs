@@ -102,6 +102,9 @@ pub struct Session {
     pub identity: Mutex<crate::engine::identity::Identity>,
     // A std mutex: what the session waits for a person to do, if anything (a short copy).
     waiting: Mutex<Option<String>>,
+    /// The link of the live view a person may open now (`crate::live`), while one is valid:
+    /// shown to the lease holder in the summary, never logged.
+    pub live_url: Mutex<Option<String>>,
     /// Notified when the session starts or stops waiting for a person (the tray listens).
     changed: Arc<tokio::sync::Notify>,
     // A std mutex: a timestamp copy. Tokio's clock, so that tests can pause and advance it.
@@ -229,6 +232,7 @@ impl Session {
             proxy,
             network_conditions,
             policy: self.policy.rules().summary(),
+            live_url: self.live_url.lock().expect("live link poisoned").clone(),
         }
     }
 }
@@ -275,4 +279,8 @@ pub struct SessionSummary {
     /// What the person's policy lets this session's agent do (sites, gated tools,
     /// credentials); the agent cannot change it.
     pub policy: crate::policy::PolicySummary,
+    /// The live view's link while one is valid (`watch {mode: "live"}`, `login {mode:
+    /// "watch"}` without a display).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live_url: Option<String>,
 }

@@ -459,6 +459,7 @@ impl SessionTable {
             engine: self.services.engine.clone(),
             identity: Mutex::new(identity),
             waiting: Mutex::default(),
+            live_url: Mutex::default(),
             changed: self.services.changed.clone(),
             last_used: Mutex::new(Instant::now()),
             running: Default::default(),

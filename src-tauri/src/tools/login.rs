@@ -271,12 +271,21 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<LoginOu
     let find_form = LoginForm { username_selector: None, password_selector: input.password_selector.clone(), submit_selector: None };
     let password = agent(context, &[], &find_form).await.ok().map(|form| form.password);
     let (start_url, _) = tab.status.get();
-    let title = format!("malo-browser: log in for {} \u{2014} {}", session.agent_id, session.name);
-    let show = WatchChange::Show { title, focus: input.focus, keep_visible: Some(input.keep_visible) };
-    let shown: Value = context.ask(TabRequest::Watch(show)).await?;
+    // Without a screen a person can see, the person comes through the live view's link.
+    let live_url =
+        if crate::display::is_private() { Some(crate::live::issue(session, &context.sessions, &tab.id, true).await?.url) } else { None };
+    let _revoke = RevokeLive(&session.id);
+    let shown: Value = if live_url.is_some() {
+        context.ask(TabRequest::Watch(WatchChange::Report)).await?
+    } else {
+        let title = format!("malo-browser: log in for {} \u{2014} {}", session.agent_id, session.name);
+        let show = WatchChange::Show { title, focus: input.focus, keep_visible: Some(input.keep_visible) };
+        context.ask(TabRequest::Watch(show)).await?
+    };
     let done_before = shown["done_count"].as_u64().unwrap_or(0);
     let _waiting = session.wait_for_person("log in");
-    session.events.push(Some(&tab.id), crate::events::EventKind::LoginWaiting { mode: "watch", url: start_url.to_string() });
+    let waiting = crate::events::EventKind::LoginWaiting { mode: "watch", url: start_url.to_string(), live_url };
+    session.events.push(Some(&tab.id), waiting);
     let begun = Instant::now();
     loop {
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -323,6 +332,15 @@ async fn watch_login(context: &ToolContext, input: LoginInput) -> Result<LoginOu
             // The window stays for the person; `watch {show: false}` puts it away.
             return Ok(finish(false, "timeout", None));
         }
+    }
+}
+
+/// Ends the session's live-view link when the wait ends, however it ends.
+struct RevokeLive<'a>(&'a str);
+
+impl Drop for RevokeLive<'_> {
+    fn drop(&mut self) {
+        crate::live::revoke(self.0);
     }
 }
 

@@ -22,6 +22,9 @@ pub(crate) enum EventKind {
     FileChooser,
     /// A JavaScript dialog is answered (event `dialog`).
     Dialog,
+    /// A person hands the session back: Done in the takeover window or the live view
+    /// (event `watch_done`).
+    WatchDone,
 }
 
 impl EventKind {
@@ -32,6 +35,7 @@ impl EventKind {
             EventKind::Popup => "popup",
             EventKind::FileChooser => "file_chooser",
             EventKind::Dialog => "dialog",
+            EventKind::WatchDone => "watch_done",
         }
     }
 }
@@ -40,7 +44,7 @@ impl EventKind {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WaitForEventInput {
-    /// `download`, `popup`, `file_chooser` or `dialog`.
+    /// `download`, `popup`, `file_chooser`, `dialog` or `watch_done`.
     kind: EventKind,
     /// How long to wait in ms (default 30000, max 300000).
     #[serde(default)]
@@ -91,7 +95,7 @@ pub(crate) struct DownloadStarted {
 pub(super) fn tool() -> Tool {
     Tool::session(
         "wait_for_event",
-        "Wait for the next download, popup, file_chooser or dialog of the session (after this call began), up to timeout_ms (E_TIMEOUT). Holds no lock: wait here and act in another call.",
+        "Wait for the next download, popup, file_chooser, dialog or watch_done (a person handed the session back) of the session (after this call began), up to timeout_ms (E_TIMEOUT). Holds no lock: wait here and act in another call.",
         |context: ToolContext, input: WaitForEventInput| async move {
             let timeout = WAIT_FOR_EVENT_TIMEOUT_MS.millis(input.timeout_ms, "timeout_ms")?;
             context.check_tab_filter(input.tab.as_deref())?;

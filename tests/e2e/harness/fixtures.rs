@@ -132,6 +132,25 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
             Html(page).into_response()
         }
     }
+    /// The first step of `login-2fa.html`: the right password leads to the code page.
+    async fn login_2fa(axum::Form(form): axum::Form<HashMap<String, String>>) -> Response {
+        let right = form.get("user").map(String::as_str) == Some("demo") && form.get("pass").map(String::as_str) == Some("s3cret-pass");
+        let next = if right { "/f/login-2fa-code.html" } else { "/f/login-2fa.html?wrong" };
+        (StatusCode::SEE_OTHER, [(header::LOCATION, next)], "").into_response()
+    }
+    /// The second step: the right code signs in.
+    async fn login_2fa_code(axum::Form(form): axum::Form<HashMap<String, String>>) -> Response {
+        if form.get("code").map(String::as_str) == Some("424242") {
+            (
+                StatusCode::SEE_OTHER,
+                [(header::LOCATION, "/f/welcome.html"), (header::SET_COOKIE, "session=signed-in; Path=/; Max-Age=3600")],
+                "",
+            )
+                .into_response()
+        } else {
+            (StatusCode::SEE_OTHER, [(header::LOCATION, "/f/login-2fa-code.html?wrong")], "").into_response()
+        }
+    }
     /// Small API answers for the network tests.
     async fn api(Path(path): Path<String>, method: axum::http::Method, body: axum::body::Bytes) -> Response {
         let json = |text: String| ([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")], text).into_response();
@@ -250,6 +269,8 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
         .route("/status/{code}", get(status))
         .route("/slow", get(slow))
         .route("/login", axum::routing::post(login))
+        .route("/login-2fa", axum::routing::post(login_2fa))
+        .route("/login-2fa/code", axum::routing::post(login_2fa_code))
         .route("/download/{name}", get(download))
         .route("/delayed/{name}", get(delayed))
         .route("/api/{*path}", axum::routing::any(api))

@@ -126,7 +126,13 @@ event_kinds! {
     /// A person handed the session back.
     WatchDone = "watch_done" {}
     /// `login {mode: "watch"}` waits for a person.
-    LoginWaiting = "login_waiting" { mode: &'static str, url: String }
+    LoginWaiting = "login_waiting" {
+        mode: &'static str,
+        url: String,
+        /// The live view's link, when the person comes through it (no display).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        live_url: Option<String>,
+    }
 }
 
 /// Who closed a tab.

@@ -11,6 +11,7 @@ mod capture;
 mod context;
 mod devtools;
 mod download;
+mod frames;
 mod identity;
 mod input;
 mod navigation;
@@ -488,7 +489,8 @@ impl Engine {
 /// Closes a tab: its takeover window first (the page goes back to its host), then the
 /// view and its host.
 fn close(tab: &Tab) {
-    let _ = takeover::hide(tab);
+    frames::stop(tab);
+    let _ = takeover::hide_window(tab);
     tab.close();
 }
 
@@ -518,6 +520,7 @@ async fn page_request(tab: &Rc<Tab>, request: TabRequest) -> Result<Answer> {
             print::print(tab, job).await?;
             Answer::Done
         }
+        TabRequest::Live(request) => frames::handle(tab, request)?,
     })
 }
 
@@ -528,7 +531,8 @@ fn watch(tab: &Rc<Tab>, change: WatchChange) -> Result<serde_json::Value> {
         return Err(Error::new(
             ErrorCode::NoDisplay,
             "no person can see this daemon's screen: it runs on a private X server because it was started without a display; \
-             start it in a desktop session (DISPLAY or WAYLAND_DISPLAY set) to show a window",
+             use watch {mode: \"live\"} for a live view in the person's own browser, or start the daemon in a desktop session \
+             (DISPLAY or WAYLAND_DISPLAY set) to show a window",
         ));
     }
     let mut answer = match change {

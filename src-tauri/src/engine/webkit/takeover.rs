@@ -80,6 +80,8 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: Option
     }
     let wayland = on_wayland(&window);
     *state.window.borrow_mut() = Some(Takeover { window, layout, toolbar: Some(toolbar), uri_handler: Some(uri_handler) });
+    // A live view of the tab goes on showing it, from the window now.
+    super::frames::rehost(tab);
     tab.state.status.set_shown(true);
     tab.events.push(Some(&tab.id), EventKind::Watch { shown: true, focus: Some(focus) });
     let mut answer = json!({ "shown": true, "focus": focus, "title": title });
@@ -100,7 +102,7 @@ fn on_wayland(window: &gtk::Window) -> bool {
 
 /// A person hands the session back (Done, closing the window, the tray's Hide): counts a
 /// Done, which a waiting `login {mode: "watch"}` takes as the person being finished.
-pub(super) fn hand_back(tab: &Tab) -> Result<Value> {
+pub(super) fn hand_back(tab: &Rc<Tab>) -> Result<Value> {
     count_done(tab);
     hide(tab)
 }
@@ -112,7 +114,14 @@ fn count_done(tab: &Tab) {
 }
 
 /// Hides the window and puts the page back in its offscreen host.
-pub(super) fn hide(tab: &Tab) -> Result<Value> {
+pub(super) fn hide(tab: &Rc<Tab>) -> Result<Value> {
+    let answer = hide_window(tab);
+    super::frames::rehost(tab);
+    answer
+}
+
+/// Hides the window, the page back in its offscreen host (a live view not told).
+pub(super) fn hide_window(tab: &Tab) -> Result<Value> {
     let Some(mut takeover) = tab.takeover.window.borrow_mut().take() else {
         return Ok(json!({ "shown": false }));
     };
@@ -137,7 +146,7 @@ pub(super) fn hide(tab: &Tab) -> Result<Value> {
     Ok(json!({ "shown": false }))
 }
 
-fn handle_toolbar(tab: &Tab, body: &str) {
+fn handle_toolbar(tab: &Rc<Tab>, body: &str) {
     let Ok(message) = serde_json::from_str::<Value>(body) else { return };
     match message["command"].as_str() {
         Some("back") => tab.view.go_back(),

@@ -115,6 +115,8 @@ pub(super) struct Tab {
     pub(super) print_turn: Arc<tokio::sync::Mutex<()>>,
     /// What the session shows pages (the permissions it grants, for `policy.rs`).
     pub(super) identity: Rc<RefCell<crate::engine::identity::Identity>>,
+    /// The live view's frame copying, while a person's browser shows the tab.
+    pub(super) live: RefCell<Option<super::frames::Stream>>,
 }
 
 /// Scripts added for every new document, by id (so they can be removed).
@@ -246,6 +248,7 @@ impl Tab {
             devtools: super::devtools::Runtime::new(&nodes),
             print_turn: Arc::default(),
             identity: identity.clone(),
+            live: RefCell::default(),
         };
         load::connect(&tab);
         policy::connect(&tab);
