@@ -183,6 +183,9 @@ fn a_session_waiting_for_a_person_is_marked_and_announced_until_the_wait_ends() 
     desktop.click_notification(notification["id"].as_u64().unwrap());
     let window = visible_window(TAKEOVER_TITLE);
     assert!(eventually(Duration::from_secs(5), || xdotool(&["getactivewindow"]) == window));
+    // As in watch.rs: the toolbar's own (sandboxed) web process may still be starting; a
+    // person reads the window before pressing Done.
+    std::thread::sleep(Duration::from_millis(500));
     xdotool(&["mousemove", "--window", &window, "600", "20", "click", "1"]);
     assert!(eventually(Duration::from_secs(5), || desktop.notifications()[1]["closed"] == true), "the notification was not withdrawn");
     assert_eq!(summary(&session)["waiting_for_person"], Value::Null);
