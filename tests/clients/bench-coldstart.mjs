@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { connect, killSurvivors, processTree, runningDaemon, sleep, startedAt } from './bench-common.mjs';
+import { connect, figure, stopServer } from './bench-common.mjs';
 
 const [maloBinary, base, repsText] = process.argv.slice(2);
 const reps = Number(repsText || 5);
@@ -38,25 +38,10 @@ async function coldStart(target) {
   } catch (error) {
     throw new Error(`${error && error.stack || error}\n${target} stderr: ${server.stderr()}`);
   } finally {
-    const tree = await server.close();
-    const daemon = target === 'malo' ? runningDaemon(dir) : undefined;
-    if (daemon) {
-      tree.push(...processTree(daemon), { pid: daemon, started: startedAt(daemon) });
-      try { process.kill(daemon, 'SIGTERM'); } catch { /* gone */ }
-      for (let waited = 0; waited < 15000 && startedAt(daemon) !== undefined; waited += 100) await sleep(100);
-    }
-    await sleep(300);
-    killSurvivors(tree);
-    fs.rmSync(dir, { recursive: true, force: true });
+    await stopServer(server, target, dir);
   }
   return { ready, navigated };
 }
-
-const figure = (name, target, samples) => {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  console.log(JSON.stringify({ figure: name, target, median_ms: at(0.5), p95_ms: at(0.95), n: samples.length }));
-};
 
 async function main() {
   const samples = { malo: { ready: [], navigated: [] }, 'playwright-mcp': { ready: [], navigated: [] } };

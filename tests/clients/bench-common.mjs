@@ -83,3 +83,24 @@ export async function connect(target, command, args) {
   return { call, callText, close, stderr: () => stderr };
 }
 
+// Stops `server` (connected with `connect`) and everything it started, with a daemon `malo
+// mcp` started on `dir`, and removes `dir`.
+export async function stopServer(server, target, dir) {
+  const tree = await server.close();
+  const daemon = target === 'malo' ? runningDaemon(dir) : undefined;
+  if (daemon) {
+    tree.push(...processTree(daemon), { pid: daemon, started: startedAt(daemon) });
+    try { process.kill(daemon, 'SIGTERM'); } catch { /* gone */ }
+    for (let waited = 0; waited < 15000 && startedAt(daemon) !== undefined; waited += 100) await sleep(100);
+  }
+  await sleep(300);
+  killSurvivors(tree);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+// Prints one figure's median and p95 of `samples` (ms) as a JSON line.
+export const figure = (name, target, samples) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  console.log(JSON.stringify({ figure: name, target, median_ms: at(0.5), p95_ms: at(0.95), n: samples.length }));
+};

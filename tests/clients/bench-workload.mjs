@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { connect, killSurvivors, processTree, runningDaemon, sleep, startedAt, textOf } from './bench-common.mjs';
+import { connect, figure, stopServer, textOf } from './bench-common.mjs';
 
 const [maloBinary, base, repsText, runsText] = process.argv.slice(2);
 const reps = Number(repsText || 15);
@@ -80,26 +80,8 @@ async function start(target) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `malo-bench-workload-${target}-`));
   const [command, args] = targets[target].start(dir);
   const server = await connect(target, command, args);
-  const stop = async () => {
-    const tree = await server.close();
-    const daemon = target === 'malo' ? runningDaemon(dir) : undefined;
-    if (daemon) {
-      tree.push(...processTree(daemon), { pid: daemon, started: startedAt(daemon) });
-      try { process.kill(daemon, 'SIGTERM'); } catch { /* gone */ }
-      for (let waited = 0; waited < 15000 && startedAt(daemon) !== undefined; waited += 100) await sleep(100);
-    }
-    await sleep(300);
-    killSurvivors(tree);
-    fs.rmSync(dir, { recursive: true, force: true });
-  };
-  return { server, stop };
+  return { server, stop: () => stopServer(server, target, dir) };
 }
-
-const figure = (name, target, samples) => {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  console.log(JSON.stringify({ figure: name, target, median_ms: at(0.5), p95_ms: at(0.95), n: samples.length }));
-};
 
 async function main() {
   const samples = {};

@@ -97,13 +97,7 @@ async fn hop(proxy: &Proxy, route: &Route, target: &Upstream) -> Result<Box<dyn 
         Ok(found) => found.collect(),
         Err(_) => return Err(format!("proxy_failed: the proxy's host name {} does not resolve", route.host)),
     };
-    let own = addresses.iter().any(|address| {
-        let ip = match address.ip() {
-            std::net::IpAddr::V6(v6) => v6.to_canonical(),
-            other => other,
-        };
-        (ip.is_loopback() || ip.is_unspecified()) && proxy.services.ports.contains(address.port())
-    });
+    let own = super::upstream::reaches_own_port(proxy, &addresses);
     if own {
         return Err("proxy_failed: blocked: the proxy is one of the daemon's own ports".into());
     }

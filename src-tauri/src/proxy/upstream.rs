@@ -64,13 +64,7 @@ pub(super) async fn check_destination(proxy: &Proxy, target: &Upstream) -> Resul
     if addresses.is_empty() {
         return Err("name_not_resolved: no address".into());
     }
-    let own = addresses.iter().any(|address| {
-        let ip = match address.ip() {
-            std::net::IpAddr::V6(v6) => v6.to_canonical(),
-            other => other,
-        };
-        (ip.is_loopback() || ip.is_unspecified()) && proxy.services.ports.contains(address.port())
-    });
+    let own = reaches_own_port(proxy, &addresses);
     if own {
         return Err("blocked: the daemon's own port".into());
     }
@@ -204,6 +198,17 @@ pub(super) async fn send(
         *connection.upstream.lock().await = Some((target.clone(), sender));
     }
     Ok(response)
+}
+
+/// Whether one of `addresses` is one of the daemon's own ports on this machine.
+pub(super) fn reaches_own_port(proxy: &Proxy, addresses: &[SocketAddr]) -> bool {
+    addresses.iter().any(|address| {
+        let ip = match address.ip() {
+            std::net::IpAddr::V6(v6) => v6.to_canonical(),
+            other => other,
+        };
+        (ip.is_loopback() || ip.is_unspecified()) && proxy.services.ports.contains(address.port())
+    })
 }
 
 #[cfg(test)]
