@@ -24,7 +24,10 @@ pub(crate) fn many_sessions(daemon: &Daemon, fixtures: &Fixtures) {
         session.navigate(&large);
     }
     let probe_lease = daemon.lease("bench-busy-probe");
+    let before_probe = webkit_children(daemon.pid);
     let probe = probe_lease.session_sized(1280, 720);
+    // The probe's own web and network processes: the ones its session started.
+    let probe_processes: Vec<u32> = webkit_children(daemon.pid).into_iter().filter(|pid| !before_probe.contains(pid)).collect();
     probe.navigate(&fixtures.url("/b/form.html"));
     let snapshot = probe.tool("snapshot", json!({})).body["result"].clone();
     let apply = snapshot["nodes"].as_array().unwrap().iter().find(|node| node["name"] == "Apply coupon").unwrap()["ref"]
@@ -32,6 +35,9 @@ pub(crate) fn many_sessions(daemon: &Daemon, fixtures: &Fixtures) {
         .unwrap()
         .to_string();
 
+    // CPU the probe's calls cost, per click and snapshot pair: its WebKit processes, and the
+    // daemon's (all of its threads, so under load also the 16 others' share of it).
+    let cpu = || (probe_processes.iter().map(|pid| cpu_ms(*pid)).sum::<u64>(), cpu_ms(daemon.pid));
     let measure = || {
         let (mut clicks, mut snapshots) = (Vec::new(), Vec::new());
         for _ in 0..SAMPLES {
@@ -44,7 +50,14 @@ pub(crate) fn many_sessions(daemon: &Daemon, fixtures: &Fixtures) {
         }
         (median_p95(&clicks), median_p95(&snapshots))
     };
+    let still = Duration::from_secs(2);
+    let cpu_still = cpu();
+    std::thread::sleep(still);
+    let cpu_before = cpu();
+    let begun = Instant::now();
     let idle = measure();
+    let idle_elapsed = begun.elapsed();
+    let cpu_after = cpu();
 
     // The 16 reload the large page for as long as the busy figures take.
     let stop = Arc::new(AtomicBool::new(false));
@@ -103,6 +116,17 @@ pub(crate) fn many_sessions(daemon: &Daemon, fixtures: &Fixtures) {
         stalled(&stats_after) - stalled(&stats_before),
         elapsed.as_secs_f64() * 1000.0,
         (stalled(&stats_after) - stalled(&stats_before)) / (elapsed.as_secs_f64() * 10.0)
+    );
+    println!(
+        "CPU per click and snapshot pair, idle: the probe's web and network processes {:.1} ms, the daemon {:.1} ms",
+        (cpu_after.0 - cpu_before.0) as f64 / SAMPLES as f64,
+        (cpu_after.1 - cpu_before.1) as f64 / SAMPLES as f64
+    );
+    println!(
+        "the daemon's CPU with all {} sessions still, no calls: {:.1} ms a second (during the idle calls: {:.1})",
+        BUSY_SESSIONS + 1,
+        (cpu_before.1 - cpu_still.1) as f64 / still.as_secs_f64(),
+        (cpu_after.1 - cpu_before.1) as f64 / idle_elapsed.as_secs_f64()
     );
     crate::main_thread::print_longest_holds(&stats_after, 5);
     println!("(the machine's cores are shared with the 16 sessions' web processes: a stall is also time the scheduler gave them)");

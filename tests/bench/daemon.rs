@@ -242,8 +242,8 @@ fn memory(daemon: &Daemon, lease: &Lease, page: &str) {
         if per_extra <= 40.0 { "met" } else { "not met" }
     );
     if std::env::var_os("MALO_BENCH_SMAPS").is_some() {
-        for (pid, name) in children(daemon.pid) {
-            if name.starts_with("WebKitWeb") {
+        for pid in web_processes(daemon.pid) {
+            {
                 let _ = std::process::Command::new("sh")
                     .arg("-c")
                     .arg(format!("cat /proc/{pid}/smaps_rollup; awk '/^[0-9a-f]+-/{{name=$6}} /^Pss:/{{pss[name]+=$2}} END{{for(n in pss) print pss[n], n}}' /proc/{pid}/smaps | sort -rn | head -25"))
@@ -285,7 +285,7 @@ fn memory(daemon: &Daemon, lease: &Lease, page: &str) {
 /// Where the memory is, by kind of process (process names are cut at 15 characters).
 fn breakdown(daemon: &Daemon, sessions: usize) {
     let kinds = |prefix: &str| {
-        let found: Vec<u32> = children(daemon.pid).into_iter().filter(|(_, name)| name.starts_with(prefix)).map(|(pid, _)| pid).collect();
+        let found: Vec<u32> = webkit_children(daemon.pid).into_iter().filter(|pid| command_of(*pid).starts_with(prefix)).collect();
         (found.len(), found.iter().map(|pid| pss_kib(*pid)).sum::<u64>() as f64 / 1024.0)
     };
     let (web, web_mib) = kinds("WebKitWeb");

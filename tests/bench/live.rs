@@ -98,14 +98,6 @@ impl Viewer {
     }
 }
 
-/// CPU time (user + system, clock ticks) of `pid`.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
-    fields.get(11).and_then(|value| value.parse::<u64>().ok()).unwrap_or(0)
-        + fields.get(12).and_then(|value| value.parse::<u64>().ok()).unwrap_or(0)
-}
-
 fn percentile(samples: &mut [f64], fraction: f64) -> f64 {
     samples.sort_by(|a, b| a.total_cmp(b));
     samples[((samples.len() - 1) as f64 * fraction).round() as usize]
@@ -174,7 +166,7 @@ pub(crate) fn live_view(fixtures: &Fixtures) {
 
     // Still, with the viewer connected: CPU of the daemon and its web processes.
     let processes: Vec<u32> = std::iter::once(daemon.pid).chain(webkit_children(daemon.pid)).collect();
-    let before: u64 = processes.iter().map(|pid| cpu_ticks(*pid)).sum();
+    let before: u64 = processes.iter().map(|pid| cpu_ms(*pid)).sum();
     let window = Duration::from_secs(10);
     let begun = Instant::now();
     let mut still_frames = 0;
@@ -183,11 +175,8 @@ pub(crate) fn live_view(fixtures: &Fixtures) {
             still_frames += 1;
         }
     }
-    let ticks = processes.iter().map(|pid| cpu_ticks(*pid)).sum::<u64>() - before;
-    // SAFETY: sysconf takes no pointer and only reads a constant of the system.
-    #[allow(unsafe_code)]
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    let share = ticks as f64 / per_second / begun.elapsed().as_secs_f64() * 100.0;
+    let used = processes.iter().map(|pid| cpu_ms(*pid)).sum::<u64>() - before;
+    let share = used as f64 / 10.0 / begun.elapsed().as_secs_f64();
     println!("{:<52} {:>9.2}", "CPU while still, viewer connected (% of a core)", share);
     println!("{:<52} {:>9}", "frames sent while still (10 s)", still_frames);
 }

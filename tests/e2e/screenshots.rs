@@ -283,3 +283,43 @@ fn the_cli_writes_a_screenshot_where_it_is_told() {
     assert_eq!(answer["mime_type"], "image/jpeg");
     assert_eq!(image::open(out.0.join("near.jpg")).unwrap().to_rgba8().dimensions(), (200, 100));
 }
+
+#[test]
+fn a_hidden_page_draws_no_scrollbars_and_lays_out_as_with_overlay_ones() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session_sized(800, 600);
+    session.navigate(&fixtures.url("/f/tall-form.html"));
+    // No room taken, as with WebKit's overlay scrollbars; a page's own scrollbar style wins.
+    let room = |id: &str| session.page_value(&format!("(box => box.offsetWidth - box.clientWidth)(document.getElementById('{id}'))"));
+    assert_eq!(room("plain"), json!(0));
+    assert_eq!(room("styled"), json!(12));
+    assert_eq!(session.page_value("innerWidth - document.documentElement.clientWidth"), json!(0));
+
+    // Scrolled, the plain box shows its white page along its right edge: no scrollbar drawn.
+    session.page_value("document.getElementById('plain').scrollTop = 100");
+    let image = picture(&session.ok("screenshot", json!({ "selector": "#plain" })));
+    for x in image.width() - 8..image.width() {
+        assert!(near(&image, x, image.height() / 2, WHITE), "column {x}: {:?}", image.get_pixel(x, image.height() / 2));
+    }
+    // The page's own scrollbar is drawn: its thumb is grey.
+    let styled = picture(&session.ok("screenshot", json!({ "selector": "#styled" })));
+    assert!(!near(&styled, styled.width() - 6, 10, WHITE), "the styled thumb: {:?}", styled.get_pixel(styled.width() - 6, 10));
+}
+
+#[test]
+fn a_hidden_page_that_scrolled_goes_idle() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session_sized(800, 600);
+    session.navigate(&fixtures.url("/f/tall-form.html"));
+    let web = web_processes(daemon.pid);
+    assert_eq!(web.len(), 1, "one web process for one session");
+    // An overlay scrollbar would now fade in and out, repainting the page at 60 Hz for
+    // seconds (measured: 120-340 wakeups a second in the web process); nobody sees it.
+    session.page_value("document.getElementById('plain').scrollTop = 100; scrollTo(0, 300)");
+    let before = context_switches(web[0]);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let per_second = (context_switches(web[0]) - before) / 3;
+    assert!(per_second < 60, "the hidden page's web process woke {per_second} times a second");
+}

@@ -103,6 +103,30 @@ fn proc_field_kib(file: &str, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time (user and system, all threads) `pid` has used, in milliseconds.
+pub fn cpu_ms(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    let ticks = |index: usize| fields.get(index).and_then(|value| value.parse::<u64>().ok()).unwrap_or(0);
+    // The kernel counts in USER_HZ, 100 a second on Linux.
+    (ticks(11) + ticks(12)) * 10
+}
+
+/// Times the threads of `pid` were switched out so far (voluntarily or not): how often it
+/// woke up, which an idle process does seldom.
+pub fn context_switches(pid: u32) -> u64 {
+    let mut total = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten() {
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        total += status
+            .lines()
+            .filter(|line| line.starts_with("voluntary_ctxt_switches:") || line.starts_with("nonvoluntary_ctxt_switches:"))
+            .filter_map(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    total
+}
+
 pub fn process_alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|stat| !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'))

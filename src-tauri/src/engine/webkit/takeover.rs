@@ -58,6 +58,7 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: Option
     tab.host.remove(&tab.view);
     tab.view.set_size_request(width, height);
     layout.put(&tab.view, 0, TOOLBAR_HEIGHT);
+    tab.show_scrollbars(true);
     tab.view.show();
 
     let toolbar_view = toolbar.clone();
@@ -131,6 +132,7 @@ pub(super) fn hide_window(tab: &Tab) -> Result<Value> {
     }
     takeover.layout.remove(&tab.view);
     tab.host.add(&tab.view);
+    tab.show_scrollbars(false);
     let (width, height) = tab.size.get();
     tab.view.set_size_request(width, height);
     tab.view.show();
