@@ -242,14 +242,12 @@ fn memory(daemon: &Daemon, lease: &Lease, page: &str) {
         if per_extra <= 40.0 { "met" } else { "not met" }
     );
     if std::env::var_os("MALO_BENCH_SMAPS").is_some() {
-        for pid in web_processes(daemon.pid) {
-            {
-                let _ = std::process::Command::new("sh")
-                    .arg("-c")
-                    .arg(format!("cat /proc/{pid}/smaps_rollup; awk '/^[0-9a-f]+-/{{name=$6}} /^Pss:/{{pss[name]+=$2}} END{{for(n in pss) print pss[n], n}}' /proc/{pid}/smaps | sort -rn | head -25"))
-                    .status();
-                break;
-            }
+        // One web process's PSS by mapping.
+        if let Some(pid) = web_processes(daemon.pid).first() {
+            let _ = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("cat /proc/{pid}/smaps_rollup; awk '/^[0-9a-f]+-/{{name=$6}} /^Pss:/{{pss[name]+=$2}} END{{for(n in pss) print pss[n], n}}' /proc/{pid}/smaps | sort -rn | head -25"))
+                .status();
         }
     }
     for session in sessions {
