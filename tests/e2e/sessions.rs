@@ -259,3 +259,15 @@ fn tools_catalogue_and_tool_calls_match_the_dedicated_routes() {
     assert_eq!(closed.body["result"]["closed"], true);
     assert_eq!(session.get("/observe").code(), "E_SESSION_NOT_FOUND");
 }
+
+#[test]
+fn pages_run_behind_the_daemon_in_the_cpu_queue() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    session.navigate(&fixtures.url("/f/hello.html"));
+    let web = web_processes(daemon.pid);
+    assert_eq!(web.len(), 1, "one web process for one session");
+    assert_eq!(nice_of(daemon.pid), nice_of(std::process::id()), "the daemon keeps the priority it was started with");
+    assert_eq!(nice_of(web[0]), (nice_of(daemon.pid) + 10).min(19), "the page's web process runs at a lower priority");
+}

@@ -112,6 +112,12 @@ pub fn cpu_ms(pid: u32) -> u64 {
     (ticks(11) + ticks(12)) * 10
 }
 
+/// The nice value of `pid`'s main thread.
+pub fn nice_of(pid: u32) -> i64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(") ").and_then(|(_, rest)| rest.split_whitespace().nth(16)?.parse().ok()).unwrap_or(0)
+}
+
 /// Times the threads of `pid` were switched out so far (voluntarily or not): how often it
 /// woke up, which an idle process does seldom.
 pub fn context_switches(pid: u32) -> u64 {
