@@ -132,7 +132,7 @@ pub(super) fn hide_window(tab: &Tab) -> Result<Value> {
     }
     takeover.layout.remove(&tab.view);
     tab.host.add(&tab.view);
-    tab.show_scrollbars(false);
+    tab.show_scrollbars(tab.live.borrow().is_some());
     let (width, height) = tab.size.get();
     tab.view.set_size_request(width, height);
     tab.view.show();

@@ -269,8 +269,8 @@ impl Tab {
         Ok(tab)
     }
 
-    /// Shows the page's scrollbars while a person sees it (the takeover window), and hides
-    /// them again when it goes back to its offscreen host.
+    /// Shows the page's scrollbars while a person sees it (the takeover window, a live
+    /// view), and hides them again when nobody does.
     pub(super) fn show_scrollbars(&self, shown: bool) {
         if let Some(content) = self.view.user_content_manager() {
             content.remove_all_style_sheets();
