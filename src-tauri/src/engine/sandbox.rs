@@ -22,6 +22,9 @@ const WEBKIT_DISABLE: &str = "WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS";
 /// (e.g. `/nonexistent`, to see the daemon without a sandbox). WebKit itself always
 /// runs `/usr/bin/bwrap`, so this can only turn the sandbox off, never on.
 pub const BWRAP_ENV: &str = "MALO_BWRAP";
+/// How long bwrap may take to build and leave its sandbox (it takes about 12 ms): a bwrap
+/// that hangs (a stuck mount, a wrapper waiting on something) must not hold the daemon.
+const PROBE_LIMIT: Duration = Duration::from_secs(3);
 /// `MALO_REQUIRE_SANDBOX=1` does what `malo daemon --require-sandbox` does (for daemons
 /// the CLI and `malo mcp` start).
 pub const REQUIRE_ENV: &str = "MALO_REQUIRE_SANDBOX";
@@ -72,22 +75,40 @@ impl Probe {
         let waiting = Instant::now();
         let verdict = match self.run.take().expect("a probe runs once") {
             Err(reason) => Verdict::Off(reason),
-            Ok(child) => match child.wait_with_output() {
-                Ok(output) if output.status.success() => Verdict::On,
-                Ok(output) => {
-                    let said = String::from_utf8_lossy(&output.stderr);
-                    let said = said.lines().next().unwrap_or("").trim();
-                    Verdict::Off(format!(
-                        "bubblewrap cannot build a sandbox here ({}: {said}); are user namespaces off? (sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces)",
-                        output.status
-                    ))
-                }
-                Err(error) => Verdict::Off(format!("bubblewrap could not be run: {error}")),
-            },
+            Ok(child) => judge(child, self.started + PROBE_LIMIT),
         };
         tracing::debug!(since_start_ms = self.started.elapsed().as_millis() as u64, "sandbox probe answered");
         self.answer.insert((verdict, waiting.elapsed())).clone()
     }
+}
+
+/// What bwrap's run says, waiting for it until `deadline` (then it is killed).
+fn judge(mut child: Child, deadline: Instant) -> Verdict {
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Verdict::Off(format!("bubblewrap did not finish building a sandbox within {} s", PROBE_LIMIT.as_secs()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(error) => return Verdict::Off(format!("bubblewrap could not be run: {error}")),
+        }
+    };
+    if status.success() {
+        return Verdict::On;
+    }
+    let mut said = String::new();
+    if let Some(mut stderr) = child.stderr.take() {
+        use std::io::Read;
+        // It has exited: what it wrote is all there, and the pipe ends.
+        let _ = stderr.read_to_string(&mut said);
+    }
+    let said = said.lines().next().unwrap_or("").trim();
+    Verdict::Off(format!(
+        "bubblewrap cannot build a sandbox here ({status}: {said}); are user namespaces off? (sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces)"
+    ))
 }
 
 /// What must hold before bwrap is worth running.
@@ -174,5 +195,22 @@ mod tests {
         let Verdict::Off(reason) = probe.finish().0 else { panic!("a failing bwrap cannot sandbox") };
         assert!(reason.contains("No permissions to create a new namespace"), "{reason}");
         assert_eq!(probe.finish().0, Verdict::Off(reason), "asked again, the same answer");
+    }
+
+    #[test]
+    fn a_bwrap_that_hangs_is_killed_and_turns_the_sandbox_off() {
+        let child = Command::new("sh").args(["-c", "exec sleep 30"]).stderr(Stdio::piped()).spawn().unwrap();
+        let pid = child.id();
+        let begun = Instant::now();
+        let Verdict::Off(reason) = judge(child, Instant::now() + Duration::from_millis(200)) else { panic!("a hung bwrap cannot sandbox") };
+        assert!(reason.contains("did not finish building a sandbox"), "{reason}");
+        assert!(begun.elapsed() < Duration::from_secs(5), "it waited {:?}", begun.elapsed());
+        assert!(!Path::new(&format!("/proc/{pid}")).exists(), "the hung bwrap is gone");
+    }
+
+    #[test]
+    fn a_bwrap_that_succeeds_turns_the_sandbox_on() {
+        let child = Command::new("true").stderr(Stdio::piped()).spawn().unwrap();
+        assert_eq!(judge(child, Instant::now() + PROBE_LIMIT), Verdict::On);
     }
 }
