@@ -46,7 +46,6 @@ pub(super) struct TabScripts {
     pub(super) nodes: String,
 }
 
-/// How long a script in the page may take before the call gives up.
 /// Scrollbars of a hidden page: none, as in a headless Chromium. WebKit's overlay
 /// scrollbars take no room, and neither does a scrollbar of no size, so the page lays out
 /// the same; but an overlay scrollbar fades in and out after every load and scroll, and
@@ -55,6 +54,7 @@ pub(super) struct TabScripts {
 /// thread, against none). A user sheet: a page's own scrollbar styles still win.
 const HIDDEN_SCROLLBARS: &str = "::-webkit-scrollbar { width: 0; height: 0; }";
 
+/// How long a script in the page may take before the call gives up.
 const SCRIPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What the load signals have said so far. Counters rather than flags, so a waiter can
