@@ -28,10 +28,7 @@ fn identity_of(session: &Session, tab: &str) -> Value {
 #[test]
 fn no_page_or_server_sees_a_marker_while_every_request_keeps_its_tab() {
     let ca = TestCa::new();
-    let daemon = Daemon::start_with(DaemonOptions {
-        env: vec![("MALO_TEST_EXTRA_CA".into(), ca.ca_path.display().to_string())],
-        ..DaemonOptions::default()
-    });
+    let daemon = Daemon::start_with(ca.trusted_by_daemon());
     let fixtures = Fixtures::start();
     let tls = fixtures.start_tls(Some(&ca));
     let lease = daemon.lease("agent-a");

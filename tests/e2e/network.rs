@@ -335,10 +335,7 @@ fn a_page_that_hijacks_its_console_cannot_break_capture() {
 #[test]
 fn https_goes_through_the_proxy_and_bad_certificates_still_fail() {
     let ca = TestCa::new();
-    let daemon = Daemon::start_with(DaemonOptions {
-        env: vec![("MALO_TEST_EXTRA_CA".into(), ca.ca_path.display().to_string())],
-        ..DaemonOptions::default()
-    });
+    let daemon = Daemon::start_with(ca.trusted_by_daemon());
     let fixtures = Fixtures::start();
     let trusted = fixtures.start_tls(Some(&ca));
     let untrusted = fixtures.start_tls(None);

@@ -222,10 +222,7 @@ fn bad_input_is_refused_whole_naming_the_field_and_changes_nothing() {
 #[test]
 fn cookies_round_trip_with_every_attribute_as_the_server_receives_them() {
     let ca = TestCa::new();
-    let daemon = Daemon::start_with(DaemonOptions {
-        env: vec![("MALO_TEST_EXTRA_CA".into(), ca.ca_path.display().to_string())],
-        ..DaemonOptions::default()
-    });
+    let daemon = Daemon::start_with(ca.trusted_by_daemon());
     let fixtures = Fixtures::start();
     let tls = fixtures.start_tls(Some(&ca));
     let lease = daemon.lease("agent-a");

@@ -39,8 +39,7 @@ fn logged_urls(session: &Session) -> Vec<String> {
 #[test]
 fn sessions_go_through_http_and_socks5_proxies_and_never_show_the_password() {
     let ca = TestCa::new();
-    let options = DaemonOptions { env: vec![("MALO_TEST_EXTRA_CA".into(), ca.ca_path.display().to_string())], ..DaemonOptions::default() };
-    let mut daemon = Daemon::start_with(options);
+    let mut daemon = Daemon::start_with(ca.trusted_by_daemon());
     let fixtures = Fixtures::start();
     let tls_port = fixtures.start_tls(Some(&ca));
     let lease = daemon.lease("agent-a");

@@ -52,22 +52,13 @@ impl Notifier {
     /// from a thread with no GLib main context of its own: the signal is then dispatched
     /// by the default main context, which the GTK main loop runs.
     pub fn on_click(&self, clicked: tokio::sync::mpsc::UnboundedSender<u32>) {
-        // Only the notification server's own name can send it.
-        self.bus.signal_subscribe(
-            Some(SERVICE),
-            Some(SERVICE),
-            Some("ActionInvoked"),
-            Some(PATH),
-            None,
-            gio::DBusSignalFlags::NONE,
-            move |_bus, _sender, _path, _interface, _signal, parameters| {
-                if let Some((id, action)) = parameters.get::<(u32, String)>() {
-                    if action == DEFAULT_ACTION {
-                        let _ = clicked.send(id);
-                    }
+        self.subscribe("ActionInvoked", move |parameters| {
+            if let Some((id, action)) = parameters.get::<(u32, String)>() {
+                if action == DEFAULT_ACTION {
+                    let _ = clicked.send(id);
                 }
-            },
-        );
+            }
+        });
     }
 
     /// Shows a question with a button per `(key, label)` action, which stays until answered
@@ -86,32 +77,30 @@ impl Notifier {
     /// `answers`. The same main-context rule as [`Notifier::on_click`] holds.
     pub fn on_answer(&self, answers: tokio::sync::mpsc::UnboundedSender<(u32, NotificationAnswer)>) {
         let invoked = answers.clone();
+        self.subscribe("ActionInvoked", move |parameters| {
+            if let Some((id, action)) = parameters.get::<(u32, String)>() {
+                let _ = invoked.send((id, NotificationAnswer::Action(action)));
+            }
+        });
+        self.subscribe("NotificationClosed", move |parameters| {
+            if let Some((id, reason)) = parameters.get::<(u32, u32)>() {
+                // The spec's reasons: 1 expired, 2 dismissed by the user, 3 closed by a call.
+                let _ = answers.send((id, NotificationAnswer::Closed { by_person: reason == 2 }));
+            }
+        });
+    }
+
+    /// Calls `handler` with the parameters of every `signal` the notification server
+    /// sends (only the server's own name can send it).
+    fn subscribe(&self, signal: &str, handler: impl Fn(&Variant) + 'static) {
         self.bus.signal_subscribe(
             Some(SERVICE),
             Some(SERVICE),
-            Some("ActionInvoked"),
+            Some(signal),
             Some(PATH),
             None,
             gio::DBusSignalFlags::NONE,
-            move |_bus, _sender, _path, _interface, _signal, parameters| {
-                if let Some((id, action)) = parameters.get::<(u32, String)>() {
-                    let _ = invoked.send((id, NotificationAnswer::Action(action)));
-                }
-            },
-        );
-        self.bus.signal_subscribe(
-            Some(SERVICE),
-            Some(SERVICE),
-            Some("NotificationClosed"),
-            Some(PATH),
-            None,
-            gio::DBusSignalFlags::NONE,
-            move |_bus, _sender, _path, _interface, _signal, parameters| {
-                if let Some((id, reason)) = parameters.get::<(u32, u32)>() {
-                    // The spec's reasons: 1 expired, 2 dismissed by the user, 3 closed by a call.
-                    let _ = answers.send((id, NotificationAnswer::Closed { by_person: reason == 2 }));
-                }
-            },
+            move |_bus, _sender, _path, _interface, _signal, parameters| handler(parameters),
         );
     }
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use super::{Fixtures, TempDir};
+use super::{DaemonOptions, Fixtures, TempDir};
 
 /// A certificate authority made for a test, and leaves it signs for 127.0.0.1 and localhost.
 pub struct TestCa {
@@ -26,6 +26,11 @@ impl TestCa {
         let ca_path = dir.0.join("test-ca.pem");
         std::fs::write(&ca_path, certificate.pem()).unwrap();
         TestCa { dir, ca_path, issuer: rcgen::Issuer::new(params, key) }
+    }
+
+    /// Options for a daemon whose proxy trusts this CA upstream (`MALO_TEST_EXTRA_CA`).
+    pub fn trusted_by_daemon(&self) -> DaemonOptions {
+        DaemonOptions { env: vec![("MALO_TEST_EXTRA_CA".into(), self.ca_path.display().to_string())], ..DaemonOptions::default() }
     }
 
     /// A leaf for 127.0.0.1 and localhost, signed by this CA: `(certificate chain, key)`.
