@@ -290,7 +290,11 @@ impl Tab {
     /// [`Tab::evaluate`] with an explicit bound.
     pub(super) async fn evaluate_within(&self, body: &str, limit: std::time::Duration) -> Result<Value> {
         self.ensure_open()?;
-        let call = self.view.call_async_javascript_function_future(body, None, Some(SCRIPT_WORLD), None);
+        // The page turns its answer into JSON text itself (in its web process, in our
+        // world, whose `JSON` no page script can reach): the main thread then receives one
+        // string instead of building the value again in its own JavaScript heap.
+        let body = format!("const answer = await (async () => {{\n{body}\n}})();\nreturn JSON.stringify(answer);");
+        let call = self.view.call_async_javascript_function_future(&body, None, Some(SCRIPT_WORLD), None);
         let value = tokio::select! {
             value = call => value,
             () = super::engine_time(limit) => {
@@ -302,11 +306,12 @@ impl Tab {
             Err(error) => return Err(self.script_failure(format!("script failed: {}", error.message())).await),
         };
         use javascriptcore::ValueExt;
-        if value.is_undefined() || value.is_null() {
+        // `JSON.stringify` answers undefined for undefined (and for what JSON cannot hold).
+        if !value.is_string() {
             return Ok(Value::Null);
         }
-        let json = value.to_json(0).ok_or_else(|| Error::new(ErrorCode::ScriptError, "the script returned a value that is not JSON"))?;
-        serde_json::from_str(&json).map_err(|error| Error::new(ErrorCode::ScriptError, format!("unreadable script result: {error}")))
+        serde_json::from_str(&value.to_str())
+            .map_err(|error| Error::new(ErrorCode::ScriptError, format!("unreadable script result: {error}")))
     }
 
     /// Evaluates an expression (or, failing that, a function body) in the page's own world.
