@@ -14,13 +14,13 @@
 //! local resource") is the only trace WebKit leaves of a page trying to load one, whether
 //! by a link, a form, script, a frame or a meta refresh.
 //!
-//! And it gives the page's work a lower CPU priority than the daemon's (10 nice steps below the
-//! daemon, for the web process's main thread and the threads it starts): the daemon's one main thread serves
-//! every session, and on a machine whose cores are taken by many busy pages it must still
-//! get its turn (measured with `bench busy`, 16 sessions reloading a large page on 2 cores:
-//! a 17th session's click by ref 63-116 ms median against 157-210 without). A process may
-//! always lower its own priority; only raising it back needs a privilege, which pages have
-//! no use for. It also keeps agents' pages behind the person's own programs.
+//! And it moves the page's work 10 nice steps behind the daemon (the web process's main
+//! thread and the threads it starts): the daemon's one main thread serves every session,
+//! and on a machine whose cores are taken by many busy pages it must still get its turn
+//! (measured with `bench busy`, 16 sessions reloading a large page on 2 cores: a 17th
+//! session's click by ref 59-93 ms median against 155-210 without). A process may always
+//! lower its own priority; only raising it back needs a privilege, which pages have no use
+//! for. It also keeps agents' pages behind the person's own programs.
 //!
 //! Built by `build.rs` with plain `rustc` (no crates: a handful of C functions) into a
 //! shared object that the `malo` binary carries and writes into its data directory.

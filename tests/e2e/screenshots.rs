@@ -284,12 +284,18 @@ fn the_cli_writes_a_screenshot_where_it_is_told() {
     assert_eq!(image::open(out.0.join("near.jpg")).unwrap().to_rgba8().dimensions(), (200, 100));
 }
 
-#[test]
-fn a_hidden_page_draws_no_scrollbars_and_lays_out_as_with_overlay_ones() {
+/// A hidden 800 x 600 session on a page taller than its viewport, with two scroll boxes.
+fn on_tall_form() -> (Daemon, Fixtures, Session) {
     let daemon = Daemon::start();
     let fixtures = Fixtures::start();
     let session = daemon.lease("agent-a").session_sized(800, 600);
     session.navigate(&fixtures.url("/f/tall-form.html"));
+    (daemon, fixtures, session)
+}
+
+#[test]
+fn a_hidden_page_draws_no_scrollbars_and_lays_out_as_with_overlay_ones() {
+    let (_daemon, _fixtures, session) = on_tall_form();
     // No room taken, as with WebKit's overlay scrollbars; a page's own scrollbar style wins.
     let room = |id: &str| session.page_value(&format!("(box => box.offsetWidth - box.clientWidth)(document.getElementById('{id}'))"));
     assert_eq!(room("plain"), json!(0));
@@ -309,10 +315,7 @@ fn a_hidden_page_draws_no_scrollbars_and_lays_out_as_with_overlay_ones() {
 
 #[test]
 fn a_hidden_page_that_scrolled_goes_idle() {
-    let daemon = Daemon::start();
-    let fixtures = Fixtures::start();
-    let session = daemon.lease("agent-a").session_sized(800, 600);
-    session.navigate(&fixtures.url("/f/tall-form.html"));
+    let (daemon, _fixtures, session) = on_tall_form();
     let web = web_processes(daemon.pid);
     assert_eq!(web.len(), 1, "one web process for one session");
     // An overlay scrollbar would now fade in and out, repainting the page at 60 Hz for

@@ -97,8 +97,7 @@ async fn hop(proxy: &Proxy, route: &Route, target: &Upstream) -> Result<Box<dyn 
         Ok(found) => found.collect(),
         Err(_) => return Err(format!("proxy_failed: the proxy's host name {} does not resolve", route.host)),
     };
-    let own = super::upstream::reaches_own_port(proxy, &addresses);
-    if own {
+    if super::upstream::reaches_own_port(proxy, &addresses) {
         return Err("proxy_failed: blocked: the proxy is one of the daemon's own ports".into());
     }
     let mut last = None;

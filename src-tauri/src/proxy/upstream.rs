@@ -64,8 +64,7 @@ pub(super) async fn check_destination(proxy: &Proxy, target: &Upstream) -> Resul
     if addresses.is_empty() {
         return Err("name_not_resolved: no address".into());
     }
-    let own = reaches_own_port(proxy, &addresses);
-    if own {
+    if reaches_own_port(proxy, &addresses) {
         return Err("blocked: the daemon's own port".into());
     }
     Ok(addresses)
