@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, watch, Notify};
 use super::input::{self, Message};
 use super::{Ended, Link};
 use crate::engine::frames::{FrameFeed, LiveRequest, RawFrame};
-use crate::engine::{HistoryAction, TabAddress, TabRequest, WatchChange};
+use crate::engine::{HistoryAction, InputEvent, TabAddress, TabRequest, WatchChange};
 use crate::session::Session;
 
 /// How often the link, the session and its tabs are looked at.
@@ -24,14 +24,18 @@ const TICK: Duration = Duration::from_millis(250);
 /// How long a toolbar navigation may take.
 const NAVIGATION: Duration = Duration::from_secs(30);
 
-/// Keys delivered since the last pointer press: WebKit queues key and mouse events apart, so
-/// a click right after typing could reach the page before the last keys did (and move the
-/// focus under them). A press waits until the page has counted them.
+/// WebKit sends a page key events and mouse buttons on separate queues: a click right after
+/// typing could reach the page before the last keys did (and move the focus under them),
+/// and keys right after a click before the click did (and land in the field focused
+/// before it). So when a person's input switches between keys and buttons, it waits until
+/// the page has counted what went before (at most 2 s).
 #[derive(Default)]
-struct KeysInFlight {
+struct InputInFlight {
+    /// What was sent last: keys (true) or buttons (false).
+    keys: Option<bool>,
     /// The page's trusted-input count before the first of them.
     baseline: Option<i64>,
-    /// How many key events went since.
+    /// How many key or button events went since.
     sent: i64,
 }
 
@@ -68,7 +72,7 @@ pub(super) async fn run(socket: WebSocket, link: Arc<Link>, session: Arc<Session
     let mut tab = session.tabs.selected_id().unwrap_or_else(|| link.tab_id.clone());
     stream(&session, &tab, Some(first_feed)).await;
     let mut shown_state = String::new();
-    let mut keys = KeysInFlight::default();
+    let mut in_flight = InputInFlight::default();
     let mut tick = tokio::time::interval(TICK);
     let ended = loop {
         let state = state_of(&session, &link, &tab);
@@ -80,7 +84,7 @@ pub(super) async fn run(socket: WebSocket, link: Arc<Link>, session: Arc<Session
         tokio::select! {
             message = incoming.next() => match message {
                 Some(Ok(WsMessage::Text(text))) => {
-                    if let Some(ended) = receive(&link, &session, &tab, &size, &mut keys, text.as_str()).await {
+                    if let Some(ended) = receive(&link, &session, &tab, &size, &mut in_flight, text.as_str()).await {
                         break Some(ended);
                     }
                 }
@@ -170,7 +174,7 @@ fn state_of(session: &Session, link: &Link, tab: &str) -> String {
 }
 
 /// Carries out one message; `Some` when it ends the view.
-async fn receive(link: &Link, session: &Session, tab: &str, size: &ViewerSize, keys: &mut KeysInFlight, text: &str) -> Option<Ended> {
+async fn receive(link: &Link, session: &Session, tab: &str, size: &ViewerSize, in_flight: &mut InputInFlight, text: &str) -> Option<Ended> {
     let Ok(message) = serde_json::from_str::<Message>(text) else { return None };
     if let Message::Size { w, h } = message {
         size.width.store(w.min(16_384), Ordering::Relaxed);
@@ -215,24 +219,26 @@ async fn receive(link: &Link, session: &Session, tab: &str, size: &ViewerSize, k
         other => {
             let (width, height) = session.tabs.get(Some(tab)).map(|state| state.viewport()).unwrap_or((session.width, session.height));
             let events = input::events(&other, width, height);
-            match other {
-                Message::Key { .. } | Message::Text { .. } => {
-                    if keys.baseline.is_none() {
-                        keys.baseline = Some(input_count(session, &target).await);
-                    }
-                    keys.sent += events.len() as i64;
-                }
-                Message::Down { .. } | Message::Up { .. } => {
-                    if let Some(baseline) = keys.baseline.take().filter(|baseline| *baseline >= 0) {
+            let keys = match other {
+                Message::Key { .. } | Message::Text { .. } => Some(true),
+                Message::Down { .. } | Message::Up { .. } => Some(false),
+                _ => None,
+            };
+            if let Some(keys) = keys {
+                if in_flight.keys != Some(keys) {
+                    if let Some(baseline) = in_flight.baseline.take().filter(|baseline| *baseline >= 0) {
                         let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
-                        while input_count(session, &target).await < baseline + keys.sent && tokio::time::Instant::now() < deadline {
+                        while input_count(session, &target).await < baseline + in_flight.sent && tokio::time::Instant::now() < deadline {
                             tokio::time::sleep(Duration::from_millis(5)).await;
                         }
                     }
-                    keys.baseline = None;
-                    keys.sent = 0;
+                    *in_flight = InputInFlight { keys: Some(keys), baseline: None, sent: 0 };
                 }
-                _ => {}
+                if in_flight.baseline.is_none() {
+                    in_flight.baseline = Some(input_count(session, &target).await);
+                }
+                // The page counts keys and buttons; moves may be coalesced, so they are not waited for.
+                in_flight.sent += events.iter().filter(|event| !matches!(event, InputEvent::MouseMove { .. })).count() as i64;
             }
             if !events.is_empty() {
                 if let Err(error) = session.engine.tab::<()>(target, TabRequest::Live(LiveRequest::Input(events))).await {
