@@ -11,6 +11,8 @@ packages=(
   bubblewrap xdg-dbus-proxy
   xvfb xauth x11-utils xdotool openbox imagemagick weston xwayland sway poppler-utils
   dbus dbus-x11 gnome-keyring libsecret-tools
+  # The person's browser of the live-view tests and the peer of the benchmark (Debian's).
+  chromium
 )
 # Node.js and npm run the pinned DevTools clients of the tests (tests/clients/); a machine
 # that has them from elsewhere (NodeSource, nvm) keeps its own.
