@@ -4,12 +4,16 @@
 //! from its open-file limit, and a newcomer past either limit takes the place of the
 //! oldest connection that has not made a request yet (an idle or slowloris client), else
 //! of the one whose request body has gone longest without a byte (a half-sent body is
-//! not work in progress), else of the connection idle the longest. A newcomer with no
+//! not work in progress), else of the connection idle the longest. A connection whose
+//! client has sent bytes the server has not read yet is never the one replaced: under a
+//! flood of reconnecting idle clients, a request that arrived whole would otherwise lose
+//! its place before its task first ran. A newcomer with no
 //! one to replace still gets one of [`RESERVED_PER_PORT`] places kept for newcomers, so a
 //! port full of answered-but-unfinished requests still lets a client in; past those it
 //! is refused. The servers ([`crate::http`], [`crate::proxy`]) close connections whose
 //! request headers or bodies trickle in too slowly.
 
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -123,6 +127,8 @@ struct Slot {
     id: u64,
     port: u16,
     admitted: Instant,
+    /// The connection's socket, asked whether its client sent bytes not read yet.
+    socket: RawFd,
     /// Whether a complete request head has arrived.
     served: AtomicBool,
     /// Requests whose answer has not been sent to the end.
@@ -143,8 +149,9 @@ pub struct Admission {
 
 impl Admission {
     /// Admits a new connection on `port`, which holds at most `cap`, replacing another if
-    /// a limit is reached; `None` when it must be refused (close it at once).
-    pub fn admit(port: u16, cap: usize) -> Option<Admission> {
+    /// a limit is reached; `None` when it must be refused (close it at once). Keep
+    /// `socket` open while the admission lives.
+    pub fn admit(port: u16, cap: usize, socket: &impl AsRawFd) -> Option<Admission> {
         let registry = registry();
         let mut open = registry.open.lock().expect("connection registry poisoned");
         let on_port = open.iter().filter(|slot| slot.port == port).count();
@@ -177,6 +184,7 @@ impl Admission {
             id: registry.next_id.fetch_add(1, Ordering::Relaxed),
             port,
             admitted: Instant::now(),
+            socket: socket.as_raw_fd(),
             served: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
             idle_since_ms: AtomicU64::new(now_ms()),
@@ -309,12 +317,17 @@ pub fn report() -> ConnectionReport {
 }
 
 /// The connection to give up (among `port`'s, or all): the oldest that has made no
-/// request; else the one whose request body has gone longest without a byte; else the
-/// one idle the longest; none while every one is answering a request it has received.
+/// request and has no unread bytes waiting; else the one whose request body has gone
+/// longest without a byte; else the one idle the longest; none while every one is
+/// answering a request it has received or has one waiting to be read.
 fn victim(open: &[Arc<Slot>], port: Option<u16>) -> Option<usize> {
     let candidates = || open.iter().enumerate().filter(move |(_, slot)| port.is_none_or(|port| slot.port == port));
-    let never_served =
-        candidates().filter(|(_, slot)| !slot.served.load(Ordering::Relaxed)).min_by_key(|(_, slot)| slot.admitted).map(|(index, _)| index);
+    let never_served = || {
+        let mut waiting: Vec<(usize, &Arc<Slot>)> = candidates().filter(|(_, slot)| !slot.served.load(Ordering::Relaxed)).collect();
+        waiting.sort_unstable_by_key(|(_, slot)| slot.admitted);
+        // Asked oldest first, so a flood costs one question per newcomer.
+        waiting.into_iter().find(|(_, slot)| !has_unread_bytes(slot.socket)).map(|(index, _)| index)
+    };
     let body_stalled = || {
         candidates()
             .filter(|(_, slot)| slot.receiving_body.load(Ordering::Relaxed))
@@ -323,11 +336,22 @@ fn victim(open: &[Arc<Slot>], port: Option<u16>) -> Option<usize> {
     };
     let idle = || {
         candidates()
-            .filter(|(_, slot)| slot.in_flight.load(Ordering::Relaxed) == 0)
+            .filter(|(_, slot)| slot.served.load(Ordering::Relaxed) && slot.in_flight.load(Ordering::Relaxed) == 0)
             .min_by_key(|(_, slot)| slot.idle_since_ms.load(Ordering::Relaxed))
             .map(|(index, _)| index)
     };
-    never_served.or_else(body_stalled).or_else(idle)
+    never_served().or_else(body_stalled).or_else(idle)
+}
+
+/// Whether the client of `socket` sent bytes the server has not read yet.
+fn has_unread_bytes(socket: RawFd) -> bool {
+    let mut unread: libc::c_int = 0;
+    #[allow(unsafe_code)]
+    // SAFETY: FIONREAD writes one int into memory we own. The descriptor stays open while
+    // its admission lives; in the instant between its close and the admission's drop it
+    // may name another file, whose answer only misranks one choice.
+    let status = unsafe { libc::ioctl(socket, libc::FIONREAD, &mut unread) };
+    status == 0 && unread > 0
 }
 
 fn note_pressure(evicted: bool) {
@@ -367,13 +391,13 @@ mod tests {
         // A port of its own, so other tests' connections do not count.
         let port = 1;
         let admitted: Vec<Admission> =
-            (0..MAX_CONNECTIONS_PER_PORT).map(|_| Admission::admit(port, MAX_CONNECTIONS_PER_PORT).unwrap()).collect();
+            (0..MAX_CONNECTIONS_PER_PORT).map(|_| Admission::admit(port, MAX_CONNECTIONS_PER_PORT, &NoSocket).unwrap()).collect();
         // All but the first two have made a request and are answering it.
         let mut guards: Vec<Option<RequestGuard>> = admitted.iter().skip(2).map(|slot| Some(slot.request_started())).collect();
         assert_eq!(open_on(port), MAX_CONNECTIONS_PER_PORT);
 
         // A newcomer replaces the oldest connection that never made a request.
-        let newcomer = Admission::admit(port, MAX_CONNECTIONS_PER_PORT).unwrap();
+        let newcomer = Admission::admit(port, MAX_CONNECTIONS_PER_PORT, &NoSocket).unwrap();
         assert_eq!(open_on(port), MAX_CONNECTIONS_PER_PORT);
         assert!(ready_now(admitted[0].evicted()), "the oldest idle connection is told to close");
         assert!(!ready_now(admitted[1].evicted()));
@@ -383,16 +407,16 @@ mod tests {
         let _busy = (newcomer.request_started(), admitted[1].request_started());
         let reserved: Vec<(Admission, RequestGuard)> = (0..RESERVED_PER_PORT)
             .map(|_| {
-                let admission = Admission::admit(port, MAX_CONNECTIONS_PER_PORT).expect("a reserved place");
+                let admission = Admission::admit(port, MAX_CONNECTIONS_PER_PORT, &NoSocket).expect("a reserved place");
                 let busy = admission.request_started();
                 (admission, busy)
             })
             .collect();
-        assert!(Admission::admit(port, MAX_CONNECTIONS_PER_PORT).is_none(), "nobody to replace and no place left");
+        assert!(Admission::admit(port, MAX_CONNECTIONS_PER_PORT, &NoSocket).is_none(), "nobody to replace and no place left");
 
         // A connection whose request ended is idle again, and replaceable.
         guards[3] = None;
-        let _later = Admission::admit(port, MAX_CONNECTIONS_PER_PORT).unwrap();
+        let _later = Admission::admit(port, MAX_CONNECTIONS_PER_PORT, &NoSocket).unwrap();
         assert!(ready_now(admitted[5].evicted()), "the idle one goes");
         assert!(!ready_now(admitted[6].evicted()));
         drop(guards);
@@ -406,19 +430,19 @@ mod tests {
         // port refused every newcomer.
         let port = 2;
         let cap = 3;
-        let stalled = Admission::admit(port, cap).unwrap();
+        let stalled = Admission::admit(port, cap, &NoSocket).unwrap();
         let stalled_request = stalled.request_started();
         let _stalled_body = stalled_request.body_progress();
         std::thread::sleep(Duration::from_millis(5));
-        let arriving = Admission::admit(port, cap).unwrap();
+        let arriving = Admission::admit(port, cap, &NoSocket).unwrap();
         let arriving_request = arriving.request_started();
         let arriving_body = arriving_request.body_progress();
-        let answering = Admission::admit(port, cap).unwrap();
+        let answering = Admission::admit(port, cap, &NoSocket).unwrap();
         let _answering_request = answering.request_started();
         std::thread::sleep(Duration::from_millis(5));
         arriving_body.arrived();
 
-        let newcomer = Admission::admit(port, cap).expect("the stalled body gives way");
+        let newcomer = Admission::admit(port, cap, &NoSocket).expect("the stalled body gives way");
         assert!(ready_now(stalled.evicted()), "the body that stalled longest goes");
         assert!(!ready_now(arriving.evicted()) && !ready_now(answering.evicted()));
 
@@ -426,7 +450,7 @@ mod tests {
         // connection answering, a newcomer takes a reserved place.
         let _newcomer_request = newcomer.request_started();
         arriving_body.done();
-        let _second = Admission::admit(port, cap).expect("a reserved place");
+        let _second = Admission::admit(port, cap, &NoSocket).expect("a reserved place");
         assert!(!ready_now(arriving.evicted()) && !ready_now(newcomer.evicted()));
     }
 
@@ -435,6 +459,49 @@ mod tests {
         assert_eq!(body_time_limit(0), BODY_STALL);
         let megabyte = body_time_limit(1_000_000);
         assert!(megabyte > Duration::from_secs(16) * 3 && megabyte < Duration::from_secs(90), "{megabyte:?}");
+    }
+
+    #[test]
+    fn a_request_waiting_to_be_read_keeps_its_place_under_a_flood() {
+        // Regression: reconnecting idle clients replaced a connection whose request had
+        // arrived whole before its task first read it; its client got no answer.
+        let port = 3;
+        let cap = 2;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let connect = || {
+            let client = std::net::TcpStream::connect(address).unwrap();
+            (client, listener.accept().unwrap().0)
+        };
+        let (mut asking, asked) = connect();
+        let (_idle, idle) = connect();
+        std::io::Write::write_all(&mut asking, b"GET /v1/health HTTP/1.1\r\n\r\n").unwrap();
+        let begun = Instant::now();
+        while !has_unread_bytes(asked.as_raw_fd()) {
+            assert!(begun.elapsed() < Duration::from_secs(5), "the request reaches the server's socket");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(!has_unread_bytes(idle.as_raw_fd()));
+
+        let oldest = Admission::admit(port, cap, &asked).unwrap();
+        let younger = Admission::admit(port, cap, &idle).unwrap();
+        let newcomer = Admission::admit(port, cap, &NoSocket).expect("the idle one gives way");
+        assert!(!ready_now(oldest.evicted()), "the oldest has a request waiting: it stays");
+        assert!(ready_now(younger.evicted()));
+        // With only a waiting request and one being answered, a newcomer takes a reserved
+        // place.
+        let _answering = newcomer.request_started();
+        let _reserved = Admission::admit(port, cap, &NoSocket).expect("a reserved place");
+        assert!(!ready_now(oldest.evicted()));
+    }
+
+    /// A connection without a socket (so never with bytes waiting), for the rules alone.
+    struct NoSocket;
+
+    impl AsRawFd for NoSocket {
+        fn as_raw_fd(&self) -> RawFd {
+            -1
+        }
     }
 
     /// Whether a future is ready at once.

@@ -41,7 +41,7 @@ pub async fn serve(listener: TcpListener, router: Router, shutdown: impl Future<
         match accepted {
             Ok((stream, peer)) => {
                 // Past the limits with no one to replace: closed at once.
-                let Some(admission) = Admission::admit(port, MAX_CONNECTIONS_PER_PORT) else { continue };
+                let Some(admission) = Admission::admit(port, MAX_CONNECTIONS_PER_PORT, &stream) else { continue };
                 connections.spawn(connection(stream, peer, router.clone(), admission, stop_seen.clone()));
             }
             Err(error) if out_of_descriptors(&error) => {

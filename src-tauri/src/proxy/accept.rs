@@ -46,7 +46,7 @@ pub(super) async fn accept_loop(listener: TcpListener, proxy: Arc<Proxy>, mut st
             Err(_) => continue,
         };
         // Anyone on the machine may connect: a place is rationed like the API's.
-        let Some(admission) = Admission::admit(port, MAX_CONNECTIONS) else { continue };
+        let Some(admission) = Admission::admit(port, MAX_CONNECTIONS, &stream) else { continue };
         let _ = stream.set_nodelay(true);
         let proxy = proxy.clone();
         tokio::spawn(async move {
