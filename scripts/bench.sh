@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source scripts/env.sh
-cargo build --release --locked --bin malo --example bench
+cargo build --release --locked --bin malo --bin malo-daemon --example bench
 "$CARGO_TARGET_DIR/release/examples/bench" "$@"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Debian package with Tauri's bundler (the release profile; tauri-cli is
 # installed on first use): target/release/bundle/deb/malo-browser_<version>_<arch>.deb,
-# with the `malo` binary, a desktop entry that starts the daemon, the icons, and the
-# dependencies (WebKitGTK 4.1, GTK 3, libayatana-appindicator, Xvfb for machines
-# without a display). `malo autostart on` then starts it at login.
+# with the `malo` and `malo-daemon` binaries (the bundler takes every [[bin]]), a desktop
+# entry that starts the daemon, the icons, and the dependencies (WebKitGTK 4.1, GTK 3,
+# libayatana-appindicator, Xvfb for machines without a display). `malo autostart on`
+# then starts it at login.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -30,9 +30,9 @@ for variant in "${variants[@]}"; do
   target="$base"
   [ "$variant" = shipped ] || target="$base/variants/$variant"
   begun=$(date +%s)
-  env ${settings[$variant]} CARGO_TARGET_DIR="$target" cargo build --release --locked --bin malo --example bench >&2
+  env ${settings[$variant]} CARGO_TARGET_DIR="$target" cargo build --release --locked --bin malo --bin malo-daemon --example bench >&2
   built=$(($(date +%s) - begun))
-  binary="$target/release/malo"
+  binary="$target/release/malo-daemon"
   size=$(stat -c %s "$binary")
   # What stripping buys: no-lto keeps its symbols, and is measured both ways here.
   strip -o "$target/malo.stripped" "$binary"

@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 source scripts/env.sh
-cargo build --release --locked --bin malo --example soak
+cargo build --release --locked --bin malo --bin malo-daemon --example soak
 "$CARGO_TARGET_DIR/release/examples/soak" "$@"

@@ -304,8 +304,8 @@ pub fn ensure_broker(data_dir: &Path) -> Result<(BrokerInfo, ApiClient)> {
     let log = data_dir.join("daemon-start.log");
     std::fs::create_dir_all(data_dir).map_err(|error| Error::internal(format!("cannot create {}: {error}", data_dir.display())))?;
     let output = std::fs::File::create(&log).map_err(|error| Error::internal(format!("cannot write {}: {error}", log.display())))?;
-    let me = std::env::current_exe().map_err(|error| Error::internal(error.to_string()))?;
-    let mut command = std::process::Command::new(me);
+    let daemon = crate::daemon_binary::daemon_binary().map_err(|error| Error::new(ErrorCode::EngineUnavailable, error))?;
+    let mut command = std::process::Command::new(daemon);
     command.arg("daemon").arg(format!("--data-dir={}", data_dir.display()));
     let default_dir = crate::config::expand_home(crate::config::DEFAULT_DATA_DIR).ok();
     if default_dir.as_deref() != Some(data_dir) {

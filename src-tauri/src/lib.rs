@@ -8,6 +8,7 @@ pub mod cdp;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod daemon_binary;
 pub mod desktop;
 pub mod display;
 pub mod doctor;

@@ -1,7 +1,9 @@
-//! The `malo` binary: parses the command line and hands over to the library. The daemon
-//! and MCP commands are declared with clap's derive; the CLI's tool subcommands are built
-//! at run time from the tool registry, so they always match the API.
+//! The `malo` binary: the CLI and the MCP server. It links no GTK or WebKit (see
+//! `malo::daemon_binary`): `daemon` and `doctor` are handed over to `malo-daemon`, before
+//! anything else is parsed. The MCP command is declared with clap's derive; the CLI's tool
+//! subcommands are built at run time from the tool registry, so they always match the API.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -10,6 +12,11 @@ use malo::tools::ToolRegistry;
 use malo::{Cli, Command};
 
 fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if malo::daemon_binary::runs_in_daemon_binary(&args) {
+        eprintln!("malo: {}", malo::daemon_binary::hand_over(&args));
+        return ExitCode::FAILURE;
+    }
     let registry = ToolRegistry::standard();
     let command = Cli::command().subcommands(malo::cli::commands(&registry));
     let matches = command.clone().get_matches();
@@ -33,10 +40,10 @@ fn main() -> ExitCode {
         Err(error) => error.exit(),
     };
     let result = match cli.command {
-        Command::Daemon(args) => malo::app::run_daemon(args).map_err(|error| error.to_string()),
         Command::Mcp(args) => malo::mcp::run(args).map_err(|error| error.to_string()),
-        Command::Doctor(args) => return malo::doctor::run(args),
         Command::Autostart { state } => malo::desktop::autostart::set(state == "on").map(|said| println!("{said}")),
+        // Handed over above.
+        Command::Daemon(_) | Command::Doctor(_) => Err(malo::daemon_binary::hand_over(&args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -245,3 +245,30 @@ fn autostart_on_writes_an_xdg_entry_for_this_binary_and_off_removes_it() {
     assert!(malo("off").status.success(), "off twice is fine");
     assert!(!malo("sometimes").status.success());
 }
+
+#[test]
+fn malo_links_no_webkit_and_hands_the_daemon_to_malo_daemon() {
+    let mapped = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let daemon = Daemon::start();
+    // `malo daemon` became `malo-daemon` in the same process: the pid the harness spawned.
+    assert_eq!(command_of(daemon.pid), "malo-daemon");
+    assert!(mapped(daemon.pid).contains("libwebkit2gtk-4.1"));
+    let mut mcp = McpProcess::start(&daemon, "light");
+    let listed = mcp.request("tools/list", json!({}));
+    assert!(listed["tools"].as_array().is_some_and(|tools| tools.len() > 20), "{listed}");
+    let maps = mapped(mcp.child.id());
+    assert!(maps.contains("libc.so"), "the MCP server's mappings are readable");
+    for library in ["libwebkit2gtk", "libjavascriptcoregtk", "libgtk-3", "libsoup-3"] {
+        assert!(!maps.contains(library), "`malo mcp` loaded {library}");
+    }
+
+    // Without malo-daemon beside it, `malo daemon` says what is missing, in one line.
+    let dir = TempDir::new("lone-malo");
+    let lone = dir.0.join("malo");
+    std::fs::copy(malo_binary(), &lone).unwrap();
+    let output = Command::new(&lone).args(["daemon", "--data-dir"]).arg(dir.0.join("data")).output().unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(said.contains("malo-daemon is missing"), "{said}");
+    assert!(!dir.0.join("data").exists(), "nothing was started");
+}
