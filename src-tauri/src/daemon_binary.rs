@@ -1,9 +1,9 @@
 //! malo is two binaries, installed side by side. `malo` (the CLI, the MCP server, the
-//! rest of the command line) links no GTK or WebKit, so it starts in about 10 ms: with
-//! WebKit's 169 libraries, every one linked `-z now`, the dynamic loader alone took 70 ms
-//! before `main`, paid by every CLI call and by every `malo mcp` before it could start a
-//! daemon. `malo-daemon` links them and runs `malo daemon` and `malo doctor`, which `malo`
-//! hands over to it.
+//! rest of the command line) links neither WebKit nor GTK's widgets (GDK 3 only, for key
+//! names), so it starts in 10-20 ms: with WebKit's 169 libraries, every one linked `-z
+//! now`, the dynamic loader alone took 70 ms before `main`, paid by every CLI call and by
+//! every `malo mcp` before it could start a daemon. `malo-daemon` links them and runs
+//! `malo daemon` and `malo doctor`, which `malo` hands over to it.
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -7,11 +7,11 @@
 //! not work in progress), else of the connection idle the longest. A connection whose
 //! client has sent bytes the server has not read yet is never the one replaced: under a
 //! flood of reconnecting idle clients, a request that arrived whole would otherwise lose
-//! its place before its task first ran. A newcomer with no
-//! one to replace still gets one of [`RESERVED_PER_PORT`] places kept for newcomers, so a
-//! port full of answered-but-unfinished requests still lets a client in; past those it
-//! is refused. The servers ([`crate::http`], [`crate::proxy`]) close connections whose
-//! request headers or bodies trickle in too slowly.
+//! its place before its task first ran. A newcomer with no one to replace still gets one
+//! of [`RESERVED_PER_PORT`] places kept for newcomers, so a port full of
+//! answered-but-unfinished requests still lets a client in; past those it is refused.
+//! The servers ([`crate::http`], [`crate::proxy`]) close connections whose request
+//! headers or bodies trickle in too slowly.
 
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -323,10 +323,17 @@ pub fn report() -> ConnectionReport {
 fn victim(open: &[Arc<Slot>], port: Option<u16>) -> Option<usize> {
     let candidates = || open.iter().enumerate().filter(move |(_, slot)| port.is_none_or(|port| slot.port == port));
     let never_served = || {
-        let mut waiting: Vec<(usize, &Arc<Slot>)> = candidates().filter(|(_, slot)| !slot.served.load(Ordering::Relaxed)).collect();
-        waiting.sort_unstable_by_key(|(_, slot)| slot.admitted);
-        // Asked oldest first, so a flood costs one question per newcomer.
-        waiting.into_iter().find(|(_, slot)| !has_unread_bytes(slot.socket)).map(|(index, _)| index)
+        // The oldest first, so a flood of idle clients costs one question per newcomer.
+        let mut waiting = Vec::new();
+        loop {
+            let (index, slot) = candidates()
+                .filter(|(index, slot)| !slot.served.load(Ordering::Relaxed) && !waiting.contains(index))
+                .min_by_key(|(_, slot)| slot.admitted)?;
+            if !has_unread_bytes(slot.socket) {
+                return Some(index);
+            }
+            waiting.push(index);
+        }
     };
     let body_stalled = || {
         candidates()

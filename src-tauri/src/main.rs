@@ -1,4 +1,4 @@
-//! The `malo` binary: the CLI and the MCP server. It links no GTK or WebKit (see
+//! The `malo` binary: the CLI and the MCP server. It links no WebKit (see
 //! `malo::daemon_binary`): `daemon` and `doctor` are handed over to `malo-daemon`, before
 //! anything else is parsed. The MCP command is declared with clap's derive; the CLI's tool
 //! subcommands are built at run time from the tool registry, so they always match the API.
