@@ -19,17 +19,10 @@ async function frames(page) {
   return Number(await page.evaluate(() => document.body.dataset.frames || 0));
 }
 
-// Waits for the view's first frame; reports it as PNG data (its natural size).
+// Waits for the view's first frame; reports it as PNG data (the frame's own size).
 async function firstFrame(page) {
-  await page.waitForFunction(() => Number(document.body.dataset.frames || 0) >= 1 && document.getElementById('frame').naturalWidth > 0, null, { timeout: 20000 });
-  const picture = await page.evaluate(() => {
-    const image = document.getElementById('frame');
-    const canvas = document.createElement('canvas');
-    canvas.width = image.naturalWidth;
-    canvas.height = image.naturalHeight;
-    canvas.getContext('2d').drawImage(image, 0, 0);
-    return canvas.toDataURL('image/png');
-  });
+  await page.waitForFunction(() => Number(document.body.dataset.frames || 0) >= 1, null, { timeout: 20000 });
+  const picture = await page.evaluate(() => document.getElementById('frame').toDataURL('image/png'));
   report('first frame', picture.startsWith('data:image/png'), picture);
 }
 

@@ -14,7 +14,7 @@ const STYLE: &str = include_str!("../../../ui/live/live.css");
 /// open (its own).
 fn guarded(mut response: Response, connect: Option<&str>) -> Response {
     let policy = format!(
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src blob:; connect-src {}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src {}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
         connect.unwrap_or("'none'")
     );
     let headers = response.headers_mut();
