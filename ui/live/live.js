@@ -78,7 +78,7 @@
     if (typeof event.data !== 'string') {
       const number = ++received;
       createImageBitmap(event.data).then((bitmap) => {
-        // A later frame decoded first: this one is already out of date.
+        // Decodes may finish out of order: a frame older than the one drawn is dropped.
         if (number > drawn) {
           drawn = number;
           if (frame.width !== bitmap.width || frame.height !== bitmap.height) {
