@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the container image of docs/DEPLOY.md with podman: the release binaries (built
-# here, or MALO_BINARY=<path of malo>, with malo-daemon beside it) on a slim Debian with WebKitGTK's runtime and Xvfb
-# (src-tauri/packaging/container/Containerfile). Prints the image's name.
+# here, or MALO_BINARY=<path of malo>, with malo-daemon beside it) on a slim Debian with
+# WebKitGTK's runtime and Xvfb (src-tauri/packaging/container/Containerfile). Prints the
+# image's name.
 #
 # Without a registry to pull debian:bookworm-slim from, make the base from a debootstrap
 # tree: sudo debootstrap --variant=minbase bookworm DIR http://deb.debian.org/debian, then

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds the release binaries, installs them as ~/.local/bin/malo
-# and ~/.local/bin/malo-daemon (MALO_INSTALL_DIR to choose another folder) and starts the daemon with the default
-# settings (broker on 127.0.0.1:7410, leases on 7411-7499, state in ~/.malo-browser).
-# Without a display the daemon starts a private X server of its own. Extra arguments go
-# to `malo daemon`.
+# and ~/.local/bin/malo-daemon (MALO_INSTALL_DIR to choose another folder) and starts the
+# daemon with the default settings (broker on 127.0.0.1:7410, leases on 7411-7499, state
+# in ~/.malo-browser). Without a display the daemon starts a private X server of its own.
+# Extra arguments go to `malo daemon`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
