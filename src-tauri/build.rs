@@ -1,5 +1,5 @@
-//! Tauri's build step, and (on Linux) malo's WebKit web-process extension: one Rust file
-//! built with plain `rustc` into a shared object the binary carries
+//! Tauri's build step, and (on Linux) malo's WebKit web-process extension: one Rust crate
+//! (`web-process/`) built with plain `rustc` into a shared object the binary carries
 //! (`engine::webkit::web_process`).
 
 fn main() {
@@ -11,7 +11,8 @@ fn main() {
 
 fn build_web_process_extension() {
     const SOURCE: &str = "web-process/extension.rs";
-    println!("cargo:rerun-if-changed={SOURCE}");
+    // The whole folder: the extension's modules are files beside it.
+    println!("cargo:rerun-if-changed=web-process");
     let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let target = std::env::var("TARGET").expect("cargo sets TARGET");

@@ -22,6 +22,10 @@
 //! lower its own priority; only raising it back needs a privilege, which pages have no use
 //! for. It also keeps agents' pages behind the person's own programs.
 //!
+//! And, as the daemon asks, it keeps the process off one CPU while an agent waits on an
+//! interactive call of another session's page (`cpu.rs`): affinity, unlike a nice value,
+//! can be given back.
+//!
 //! Built by `build.rs` with plain `rustc` (no crates: a handful of C functions) into a
 //! shared object that the `malo` binary carries and writes into its data directory.
 //! Messages written by the page's own `console` calls are left to the page-world hook,
@@ -33,6 +37,8 @@
 use std::ffi::{c_char, c_ulong, c_void, CStr, CString};
 use std::sync::OnceLock;
 
+mod cpu;
+
 type gpointer = *mut c_void;
 type GCallback = *const c_void;
 
@@ -42,6 +48,8 @@ const SOURCE_JAVASCRIPT: u32 = 0;
 const SOURCE_CONSOLE_API: u32 = 2;
 /// The name of the message the view receives (`user-message-received`).
 const MESSAGE_NAME: &CStr = c"malo:console";
+/// The name of the daemon's message about CPUs (a `u`: share, yield, served).
+const CPU_MESSAGE: &CStr = c"malo:cpu";
 /// What precedes a tab's token in a request's User-Agent (`network::TAB_MARKER`).
 const TAB_MARKER: &str = " malo/";
 /// The header the token rides in.
@@ -69,6 +77,10 @@ unsafe extern "C" {
     fn g_variant_new(format: *const c_char, ...) -> gpointer;
     fn g_variant_get_type_string(value: gpointer) -> *const c_char;
     fn g_variant_get_string(value: gpointer, length: *mut usize) -> *const c_char;
+    fn g_variant_get_uint32(value: gpointer) -> u32;
+    fn g_object_weak_ref(object: gpointer, notify: GCallback, data: gpointer);
+    fn webkit_user_message_get_name(message: gpointer) -> *const c_char;
+    fn webkit_user_message_get_parameters(message: gpointer) -> gpointer;
     fn webkit_web_page_get_id(page: gpointer) -> u64;
     fn webkit_uri_request_get_http_headers(request: gpointer) -> gpointer;
     fn webkit_console_message_get_source(message: gpointer) -> u32;
@@ -114,20 +126,48 @@ pub unsafe extern "C" fn webkit_web_extension_initialize_with_user_data(extensio
     // SAFETY: a plain system call on this thread; a refusal (a sandbox that forbids it)
     // leaves the priority as it was.
     let _ = unsafe { nice(PAGE_NICE) };
+    cpu::init();
     // SAFETY: a live GObject, a NUL-terminated signal name, and a handler whose signature
     // is that of `page-created` (extension, page, user data).
     unsafe { connect(extension, c"page-created", page_created as GCallback) };
 }
 
-/// `page-created`: names the new page's requests and follows its console.
+/// `page-created`: names the new page's requests, follows its console and hears the
+/// daemon's word on CPUs.
 unsafe extern "C" fn page_created(_extension: gpointer, page: gpointer, _data: gpointer) {
     // SAFETY: `page` is the live WebKitWebPage of the signal; the handlers' signatures are
-    // those of `send-request` (page, request, redirected response, user data) and
-    // `console-message-sent` (page, message, user data).
+    // those of `send-request` (page, request, redirected response, user data),
+    // `console-message-sent` and `user-message-received` (page, message, user data), and
+    // the weak reference's notify (data, the object); its data is the page's id.
     unsafe {
         connect(page, c"send-request", send_request as GCallback);
         connect(page, c"console-message-sent", console_message_sent as GCallback);
+        connect(page, c"user-message-received", user_message_received as GCallback);
+        g_object_weak_ref(page, page_gone as GCallback, webkit_web_page_get_id(page) as usize as gpointer);
     }
+}
+
+/// `user-message-received`: the daemon's word on CPUs. Returns TRUE for that message (it
+/// wants no reply), FALSE for any other.
+unsafe extern "C" fn user_message_received(page: gpointer, message: gpointer, _data: gpointer) -> i32 {
+    // SAFETY: `message` is the signal's live WebKitUserMessage; its name and parameters
+    // (a GVariant or null) live as long as it does, and the type is checked before reading.
+    unsafe {
+        let name = webkit_user_message_get_name(message);
+        if name.is_null() || CStr::from_ptr(name) != CPU_MESSAGE {
+            return 0;
+        }
+        let parameters = webkit_user_message_get_parameters(message);
+        if !parameters.is_null() && CStr::from_ptr(g_variant_get_type_string(parameters)) == c"u" {
+            cpu::set_part(webkit_web_page_get_id(page), g_variant_get_uint32(parameters));
+        }
+    }
+    1
+}
+
+/// The weak reference's notify: the page whose id is `data` is gone.
+unsafe extern "C" fn page_gone(data: gpointer, _page: gpointer) {
+    cpu::forget(data as usize as u64);
 }
 
 /// `send-request`: appends the tab's token to the request's User-Agent (once: a redirect's

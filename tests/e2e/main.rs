@@ -24,6 +24,7 @@ mod pdf;
 mod policy;
 mod profiles;
 mod sandbox;
+mod scheduling;
 mod screenshots;
 mod security;
 mod sessions;

@@ -40,6 +40,7 @@ pub fn keyval(_key: &keys::Key) -> Option<u32> {
 }
 
 pub mod agent;
+pub mod cpu_share;
 pub mod devtools;
 #[cfg(test)]
 pub(crate) mod fake;
@@ -92,7 +93,7 @@ pub struct SessionSpec {
 }
 
 /// Which tab a page request is for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TabAddress {
     /// The session.
     pub session_id: String,
@@ -478,6 +479,9 @@ pub enum Command {
     Page { target: TabAddress, request: TabRequest, reply: Reply<Answer> },
     /// Close every session (daemon shutdown).
     CloseAll { reply: oneshot::Sender<()> },
+    /// Tell every page whether it yields a CPU: the tabs in `served` are served, every
+    /// other yields; none served, all share (`cpu_share`). No reply.
+    ShareCpus { served: Vec<TabAddress> },
 }
 
 impl Command {
@@ -495,6 +499,7 @@ impl Command {
             Command::Session { request: SessionRequest::ScreenScale, .. } => "screen_scale",
             Command::Page { request, .. } => request.kind(),
             Command::CloseAll { .. } => "close_all",
+            Command::ShareCpus { .. } => "share_cpus",
         }
     }
 }
@@ -524,6 +529,7 @@ pub struct EngineQueue {
 pub struct EngineHandle {
     commands: mpsc::UnboundedSender<Queued>,
     main_thread: Arc<MainThread>,
+    cpu_share: Arc<cpu_share::CpuShare>,
 }
 
 impl EngineHandle {
@@ -531,7 +537,18 @@ impl EngineHandle {
     pub fn channel() -> (EngineHandle, EngineQueue) {
         let (commands, receiver) = mpsc::unbounded_channel();
         let main_thread = Arc::new(MainThread::default());
-        (EngineHandle { commands, main_thread: main_thread.clone() }, EngineQueue { receiver, main_thread })
+        let sender = commands.clone();
+        let cpu_share = cpu_share::CpuShare::new(Box::new(move |served| {
+            let queued = Queued { command: Command::ShareCpus { served }, sent: Instant::now(), ticket: Arc::default() };
+            let _ = sender.send(queued);
+        }));
+        (EngineHandle { commands, main_thread: main_thread.clone(), cpu_share }, EngineQueue { receiver, main_thread })
+    }
+
+    /// Marks `tab` as served by an interactive call until the guard drops: meanwhile other
+    /// tabs' pages keep off one CPU (`cpu_share`).
+    pub fn serve(&self, tab: TabAddress) -> cpu_share::Served {
+        self.cpu_share.serve(tab)
     }
 
     /// How the main thread is doing.

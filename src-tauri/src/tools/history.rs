@@ -22,4 +22,5 @@ pub(super) fn tool() -> Tool {
             navigate::output(&context, navigation)
         },
     )
+    .long()
 }

@@ -129,6 +129,7 @@ pub(super) fn tool() -> Tool {
             }
         },
     )
+    .long()
 }
 
 async fn password_login(context: &ToolContext, mut input: LoginInput) -> Result<LoginOutput> {

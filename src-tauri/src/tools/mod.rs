@@ -259,6 +259,10 @@ pub struct Tool {
     pub scope: Scope,
     /// How MCP and the CLI show it.
     pub presentation: Presentation,
+    /// Whether an agent waits on it as on a click: while it runs, other sessions' pages keep
+    /// off one CPU (`engine::cpu_share`). Page tools are, but for those that load pages or
+    /// wait for a person ([`Tool::long`]).
+    pub interactive: bool,
     parse: Parser,
 }
 
@@ -305,6 +309,13 @@ impl Tool {
         self
     }
 
+    /// A page tool that loads pages or waits for a person: others' pages do not make room
+    /// for it (see [`Tool::interactive`]).
+    pub fn long(mut self) -> Tool {
+        self.interactive = false;
+        self
+    }
+
     fn build<Input: ToolInput, Output: ToolAnswer>(
         name: &'static str,
         description: &'static str,
@@ -329,7 +340,8 @@ impl Tool {
             add_tab_property(&mut input_schema);
         }
         let output_schema = output_schema_of::<Output>();
-        Tool { name, description, input_schema, output_schema, scope, presentation: Presentation::default(), parse }
+        let interactive = scope == Scope::Page;
+        Tool { name, description, input_schema, output_schema, scope, presentation: Presentation::default(), interactive, parse }
     }
 }
 
@@ -550,6 +562,11 @@ impl ToolRegistry {
         if let Some(tab) = context.tab.as_ref().filter(|tab| tab.is_closed() && admitted.is_ok()) {
             return Err(Error::new(ErrorCode::TabNotFound, format!("tab {} was closed", tab.id)));
         }
+        // Other sessions' pages make room while an agent waits on this one.
+        let _served = match (&context.tab, &admitted) {
+            (Some(tab), Ok(())) if tool.interactive => Some(session.engine.serve(session.address(tab))),
+            _ => None,
+        };
         let begun = Instant::now();
         let result = match admitted {
             Ok(()) => prepared(context.clone()).await,

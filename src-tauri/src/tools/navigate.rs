@@ -76,6 +76,7 @@ pub(super) fn tool() -> Tool {
             }
         },
     )
+    .long()
     .positional(&[Positional::Field("url")])
 }
 

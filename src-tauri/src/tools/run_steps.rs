@@ -94,6 +94,7 @@ pub(super) fn tool() -> Tool {
         "Run several tool calls in order, e.g. [{\"type\":\"click\",\"ref\":\"e3\"},{\"type\":\"assert\",\"text\":\"Saved\"}]. Stops at the first failure unless stop_on_failure=false; writes a run report to artifacts/. watch, login, profiles, network_capture, responses and run_steps cannot be steps.",
         run,
     )
+    .long()
 }
 
 async fn run(context: ToolContext, input: RunStepsInput) -> Result<RunStepsOutput> {

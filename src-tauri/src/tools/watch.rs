@@ -97,6 +97,7 @@ pub(super) fn tool() -> Tool {
             Ok(answer)
         },
     )
+    .long()
 }
 
 /// `watch {mode: "live"}`: a new link (earlier ones end); the session waits for the person

@@ -261,6 +261,24 @@ impl Engine {
                 self.close_all();
                 let _ = reply.send(());
             }
+            Command::ShareCpus { served } => self.share_cpus(&served),
+        }
+    }
+
+    /// Tells every page its part (`cpu_share`): served, yielding, or sharing all CPUs when
+    /// none is served.
+    fn share_cpus(&self, served: &[TabAddress]) {
+        for session in self.sessions.borrow().values() {
+            for tab in session.tabs.borrow().iter() {
+                let part = if served.is_empty() {
+                    web_process::CpuPart::Share
+                } else if served.iter().any(|address| address.session_id == session.spec.session_id && address.tab == tab.id) {
+                    web_process::CpuPart::Served
+                } else {
+                    web_process::CpuPart::Yield
+                };
+                web_process::tell_cpu_part(&tab.view, part);
+            }
         }
     }
 

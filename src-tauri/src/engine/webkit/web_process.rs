@@ -13,6 +13,8 @@ const EXTENSION: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libmalo_web_p
 const FILE_NAME: &str = "libmalo_web_process.so";
 /// The name of the extension's message (see the extension).
 const MESSAGE_NAME: &str = "malo:console";
+/// The name of the message that tells a page its part in sharing CPUs.
+const CPU_MESSAGE: &str = "malo:cpu";
 /// The prefix of WebKit's refusal of a local or engine URL.
 const LOCAL_REFUSAL: &str = "Not allowed to load local resource: ";
 
@@ -94,5 +96,36 @@ mod tests {
         assert_eq!(std::fs::metadata(installed.join(FILE_NAME)).unwrap().modified().unwrap(), modified, "not rewritten");
         assert_eq!(std::fs::read_dir(&installed).unwrap().count(), 1, "nothing else in the directory");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// A page's part in sharing the machine's CPUs (`engine::cpu_share`), as the extension reads
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CpuPart {
+    /// All CPUs (no interactive call is waiting).
+    Share = 0,
+    /// All but one: an interactive call of another page is waiting.
+    Yield = 1,
+    /// All: an agent waits on this page.
+    Served = 2,
+}
+
+/// Tells `view`'s page its part. One way: the extension does not answer.
+#[allow(unsafe_code)]
+pub(super) fn tell_cpu_part(view: &webkit2gtk::WebView, part: CpuPart) {
+    use glib::translate::ToGlibPtr;
+    use glib::ToVariant;
+    let message = webkit2gtk::UserMessage::new(CPU_MESSAGE, Some(&(part as u32).to_variant()));
+    // SAFETY: a live view and message, borrowed for the call (WebKit takes its own
+    // reference); no callback, so no reply is expected and none is kept.
+    unsafe {
+        webkit2gtk::ffi::webkit_web_view_send_message_to_page(
+            view.to_glib_none().0,
+            message.to_glib_none().0,
+            std::ptr::null_mut(),
+            None,
+            std::ptr::null_mut(),
+        );
     }
 }
