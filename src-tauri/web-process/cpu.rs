@@ -91,12 +91,10 @@ fn update(change: impl FnOnce(&mut HashMap<u64, u32>)) {
     let set = if yielding { affinity.all.without_first() } else { affinity.all };
     // Every thread of the process: affinity is a thread's own, and threads started later
     // inherit their starter's.
-    for entry in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
-        if let Some(thread) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) {
-            // SAFETY: a plain system call on a thread of this process; a thread that has
-            // just ended makes it fail, which changes nothing.
-            let _ = unsafe { sched_setaffinity(thread, size_of::<CpuSet>(), &raw const set) };
-        }
-    }
+    crate::threads::each(|thread| {
+        // SAFETY: a plain system call on a thread of this process; a thread that has just
+        // ended makes it fail, which changes nothing.
+        let _ = unsafe { sched_setaffinity(thread, size_of::<CpuSet>(), &raw const set) };
+    });
     affinity.yielding = yielding;
 }

@@ -1,5 +1,5 @@
 //! malo's WebKit web-process extension: loaded by every web process of malo's contexts, it
-//! does three things no API of the UI process can.
+//! does what no API of the UI process can.
 //!
 //! It names each request's tab to the session proxy: `send-request` appends
 //! `TAB_MARKER<page id>.<context secret>` to the request's `User-Agent` header, which the
@@ -14,20 +14,14 @@
 //! local resource") is the only trace WebKit leaves of a page trying to load one, whether
 //! by a link, a form, script, a frame or a meta refresh.
 //!
-//! And it moves the page's work 10 nice steps behind the daemon (the web process's main
-//! thread and the threads it starts): the daemon's one main thread serves every session,
-//! and on a machine whose cores are taken by many busy pages it must still get its turn
-//! (measured with `bench busy`, 16 sessions reloading a large page on 2 cores: a 17th
-//! session's click by ref 59-93 ms median against 155-210 without). A process may always
-//! lower its own priority; only raising it back needs a privilege, which pages have no use
-//! for. It also keeps agents' pages behind the person's own programs.
+//! And it moves the page's work 10 nice steps behind the daemon (`priority.rs`).
 //!
 //! And, as the daemon asks, it keeps the process off one CPU while an agent waits on an
 //! interactive call of another session's page (`cpu.rs`): affinity, unlike a nice value,
 //! can be given back.
 //!
 //! Built by `build.rs` with plain `rustc` (no crates: a handful of C functions) into a
-//! shared object that the `malo` binary carries and writes into its data directory.
+//! shared object that the `malo-daemon` binary carries and writes into its data directory.
 //! Messages written by the page's own `console` calls are left to the page-world hook,
 //! which sees their arguments, and uncaught errors to the page agent, which sees their
 //! stacks.
@@ -38,6 +32,8 @@ use std::ffi::{c_char, c_ulong, c_void, CStr, CString};
 use std::sync::OnceLock;
 
 mod cpu;
+mod priority;
+mod threads;
 
 type gpointer = *mut c_void;
 type GCallback = *const c_void;
@@ -54,10 +50,6 @@ const CPU_MESSAGE: &CStr = c"malo:cpu";
 const TAB_MARKER: &str = " malo/";
 /// The header the token rides in.
 const USER_AGENT: &CStr = c"User-Agent";
-
-/// How much lower than the daemon's a web process sets its page work's priority (in nice
-/// steps; the kernel stops at 19, the lowest).
-const PAGE_NICE: i32 = 10;
 
 /// The context's secret, from the UI process (`<page id>.<secret>` names a tab).
 static SECRET: OnceLock<String> = OnceLock::new();
@@ -92,13 +84,6 @@ unsafe extern "C" {
     fn webkit_web_page_send_message_to_view(page: gpointer, message: gpointer, cancellable: gpointer, callback: gpointer, data: gpointer);
 }
 
-// The C library's.
-unsafe extern "C" {
-    /// Adds to the calling thread's nice value (on Linux, a thread's own; the threads it
-    /// starts inherit it).
-    fn nice(increment: i32) -> i32;
-}
-
 #[link(name = "soup-3.0")]
 unsafe extern "C" {
     fn soup_message_headers_get_one(headers: gpointer, name: *const c_char) -> *const c_char;
@@ -123,9 +108,7 @@ pub unsafe extern "C" fn webkit_web_extension_initialize_with_user_data(extensio
             let _ = SECRET.set(secret.to_string_lossy().into_owned());
         }
     }
-    // SAFETY: a plain system call on this thread; a refusal (a sandbox that forbids it)
-    // leaves the priority as it was.
-    let _ = unsafe { nice(PAGE_NICE) };
+    priority::put_behind();
     cpu::init();
     // SAFETY: a live GObject, a NUL-terminated signal name, and a handler whose signature
     // is that of `page-created` (extension, page, user data).
@@ -135,6 +118,8 @@ pub unsafe extern "C" fn webkit_web_extension_initialize_with_user_data(extensio
 /// `page-created`: names the new page's requests, follows its console and hears the
 /// daemon's word on CPUs.
 unsafe extern "C" fn page_created(_extension: gpointer, page: gpointer, _data: gpointer) {
+    // Threads WebKit started since.
+    priority::put_behind();
     // SAFETY: `page` is the live WebKitWebPage of the signal; the handlers' signatures are
     // those of `send-request` (page, request, redirected response, user data),
     // `console-message-sent` and `user-message-received` (page, message, user data), and

@@ -89,3 +89,46 @@ fn other_sessions_pages_keep_off_one_cpu_while_an_agent_waits_on_a_click_and_get
     waiting.close();
     other.close();
 }
+
+/// A thread's nice value (field 19 of its `stat`).
+fn nice_of(pid: u32, thread: &str) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{thread}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(16)?.parse().ok()
+}
+
+/// The nice value of every live thread of `pid`.
+fn thread_nices(pid: u32) -> Vec<i32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| nice_of(pid, entry.file_name().to_str()?))
+        .collect()
+}
+
+#[test]
+fn pages_web_and_network_processes_run_ten_nice_steps_behind_the_daemon() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    session.navigate(&fixtures.url("/f/hello.html"));
+    let daemon_nice = nice_of(daemon.pid, &daemon.pid.to_string()).unwrap();
+    let behind = (daemon_nice + 10).min(19);
+    let processes = webkit_children(daemon.pid);
+    let network: Vec<u32> = processes.iter().copied().filter(|pid| command_of(*pid).starts_with("WebKitNetwork")).collect();
+    let web = web_processes(daemon.pid);
+    assert!(!network.is_empty() && !web.is_empty(), "a network and a web process: {processes:?}");
+    for pid in network.iter().chain(&web) {
+        assert!(
+            eventually(Duration::from_secs(5), || {
+                let nices = thread_nices(*pid);
+                !nices.is_empty() && nices.iter().all(|nice| *nice == behind)
+            }),
+            "every thread of {} ({pid}) at nice {behind}: {:?}",
+            command_of(*pid),
+            thread_nices(*pid)
+        );
+    }
+    assert_eq!(nice_of(daemon.pid, &daemon.pid.to_string()), Some(daemon_nice), "the daemon keeps its own");
+    session.close();
+}
