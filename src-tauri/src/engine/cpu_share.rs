@@ -14,10 +14,10 @@
 //!
 //! [`CpuShare::serve`] marks a call's tab for as long as the call runs; the engine is told
 //! the served set whenever it changes, and the pages get their CPUs back [`GRACE`] after the
-//! last call ends (an agent's next call usually follows within that, and the pages are
-//! not told twice).
+//! last call ends (an agent's next call in a script or `run_steps` follows within that, and
+//! the pages are not told again).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -45,8 +45,8 @@ impl std::fmt::Debug for CpuShare {
 struct State {
     /// Each served tab and how many of its calls run.
     served: HashMap<TabAddress, usize>,
-    /// Whether the pages were last told to yield.
-    yielding: bool,
+    /// The served tabs the pages were last told of (empty: all share).
+    told: HashSet<TabAddress>,
     /// Counts changes, so that a release scheduled before a newer call starts does nothing.
     generation: u64,
 }
@@ -60,13 +60,18 @@ impl CpuShare {
     pub fn serve(self: &Arc<Self>, tab: TabAddress) -> Served {
         let mut state = self.lock();
         state.generation += 1;
-        let count = state.served.entry(tab.clone()).or_default();
-        *count += 1;
-        if *count == 1 {
-            state.yielding = true;
-            (self.announce)(state.served.keys().cloned().collect());
-        }
+        *state.served.entry(tab.clone()).or_default() += 1;
+        self.tell(&mut state);
         Served { share: self.clone(), tab: Some(tab) }
+    }
+
+    /// Tells the engine the served tabs, unless it knows them already (the same tab's
+    /// next call within the grace changes nothing).
+    fn tell(&self, state: &mut State) {
+        if state.served.len() != state.told.len() || state.served.keys().any(|tab| !state.told.contains(tab)) {
+            state.told = state.served.keys().cloned().collect();
+            (self.announce)(state.told.iter().cloned().collect());
+        }
     }
 
     fn end(self: &Arc<Self>, tab: TabAddress) {
@@ -79,7 +84,7 @@ impl CpuShare {
         }
         state.served.remove(&tab);
         if !state.served.is_empty() {
-            (self.announce)(state.served.keys().cloned().collect());
+            self.tell(&mut state);
             return;
         }
         // The last one: the others get their CPUs back unless a call follows soon.
@@ -87,8 +92,8 @@ impl CpuShare {
         let share = self.clone();
         let release = move || {
             let mut state = share.lock();
-            if state.generation == generation && state.yielding {
-                state.yielding = false;
+            if state.generation == generation && !state.told.is_empty() {
+                state.told.clear();
                 (share.announce)(Vec::new());
             }
         };
@@ -169,10 +174,9 @@ mod tests {
         tokio::time::sleep(GRACE / 2).await;
         let next = share.serve(tab("a", "t1"));
         tokio::time::sleep(GRACE * 2).await;
-        assert_eq!(*told.lock().unwrap(), vec![vec!["a/t1"], vec!["a/t1"]], "the first release was called off");
+        assert_eq!(*told.lock().unwrap(), vec![vec!["a/t1"]], "the first release was called off, and nothing new told");
         drop(next);
         tokio::time::sleep(GRACE * 2).await;
-        assert_eq!(told.lock().unwrap().last().unwrap(), &Vec::<String>::new());
-        assert_eq!(told.lock().unwrap().len(), 3);
+        assert_eq!(*told.lock().unwrap(), vec![vec!["a/t1"], vec![]]);
     }
 }

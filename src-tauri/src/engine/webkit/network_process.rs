@@ -10,9 +10,9 @@
 //!
 //! A process may always lower the priority of its own user's processes; only raising it
 //! back needs a privilege. WebKit gives no network process id, so the thread looks at the
-//! daemon's children twice a second and, for the first seconds of each network process
-//! (while it starts its threads; later ones inherit their starter's nice value), lowers any
-//! of its threads that is not behind yet.
+//! daemon's children once a second (one `stat` each) and lowers every thread of a new
+//! network process, and again whenever its number of threads changed in its first seconds
+//! (while it starts its threads; later ones inherit their starter's nice value).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 /// How many nice steps behind the daemon a network process runs (as web processes do).
 const BEHIND: i32 = 10;
 /// How often the daemon's children are looked at.
-const LOOK_EVERY: Duration = Duration::from_millis(500);
+const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// How long after it is first seen a network process's threads are still checked.
 const WATCH_FOR: Duration = Duration::from_secs(10);
 /// The start of a network process's command name (the kernel keeps 15 characters).
@@ -30,15 +30,26 @@ const COMMAND: &str = "WebKitNetworkPr";
 pub(super) fn keep_behind() {
     let started = std::thread::Builder::new().name("malo-net-nice".into()).spawn(|| {
         let target = (own_nice() + BEHIND).min(19);
-        let mut first_seen: HashMap<u32, Instant> = HashMap::new();
+        // Each network process: when it was first seen, and how many threads it had when
+        // they were last lowered.
+        let mut known: HashMap<u32, (Instant, u64)> = HashMap::new();
         loop {
             std::thread::sleep(LOOK_EVERY);
             let now = Instant::now();
-            let children: Vec<u32> = children().into_iter().filter(|pid| command(*pid).starts_with(COMMAND)).collect();
-            first_seen.retain(|pid, _| children.contains(pid));
-            for pid in children {
-                if now.duration_since(*first_seen.entry(pid).or_insert(now)) <= WATCH_FOR {
+            let network: Vec<(u32, u64)> = children()
+                .into_iter()
+                .filter_map(|pid| {
+                    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                    let (command, threads) = command_and_threads(&stat)?;
+                    command.starts_with(COMMAND).then_some((pid, threads))
+                })
+                .collect();
+            known.retain(|pid, _| network.iter().any(|(alive, _)| alive == pid));
+            for (pid, threads) in network {
+                let (first_seen, lowered) = known.entry(pid).or_insert((now, 0));
+                if *lowered != threads && now.duration_since(*first_seen) <= WATCH_FOR {
                     put_behind(pid, target);
+                    *lowered = threads;
                 }
             }
         }
@@ -78,6 +89,13 @@ fn parse_nice(stat: &str) -> Option<i32> {
     stat.rsplit_once(')')?.1.split_whitespace().nth(16)?.parse().ok()
 }
 
+/// A process's command name (field 2) and number of threads (field 20) from its `stat`.
+fn command_and_threads(stat: &str) -> Option<(&str, u64)> {
+    let (head, rest) = stat.rsplit_once(')')?;
+    let command = head.split_once('(')?.1;
+    Some((command, rest.split_whitespace().nth(17)?.parse().ok()?))
+}
+
 /// The daemon's child processes (each thread's own list: WebKit may start a process from
 /// any of them).
 fn children() -> Vec<u32> {
@@ -90,18 +108,15 @@ fn children() -> Vec<u32> {
     found
 }
 
-fn command(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_nice_value_is_read_after_a_command_that_holds_spaces_and_parentheses() {
+    fn nice_values_and_thread_counts_are_read_after_a_command_that_holds_spaces_and_parentheses() {
         let stat = "4242 (Web (Net) 1) S 1 4242 4242 0 -1 4194560 900 0 0 0 12 3 0 0 30 10 14 0 123 456 789";
         assert_eq!(parse_nice(stat), Some(10));
+        assert_eq!(command_and_threads(stat), Some(("Web (Net) 1", 14)));
         assert_eq!(parse_nice("4242 (cut"), None);
     }
 }
