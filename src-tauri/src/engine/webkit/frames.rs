@@ -84,14 +84,14 @@ fn start(tab: &Rc<Tab>, feed: Arc<FrameFeed>) {
         tracing::debug!(%error, "live view: the first frame could not be copied");
     }
     *tab.live.borrow_mut() = Some(Stream { feed, handler: Some(handler) });
-    tab.show_scrollbars(true);
+    tab.set_seen(true);
 }
 
 /// Stops copying frames of `tab` (its viewer's feed closes).
 pub(super) fn stop(tab: &Tab) {
     if let Some(stream) = disconnect(tab) {
         stream.feed.close();
-        tab.show_scrollbars(tab.takeover.window.borrow().is_some());
+        tab.set_seen(tab.takeover.window.borrow().is_some());
     }
 }
 

@@ -268,13 +268,15 @@ impl Engine {
     }
 
     /// Tells every page its part (`cpu_share`): served, yielding, or sharing all CPUs when
-    /// none is served.
+    /// none is served. A page a person sees is served.
     fn share_cpus(&self, served: &[TabAddress]) {
         for session in self.sessions.borrow().values() {
             for tab in session.tabs.borrow().iter() {
                 let part = if served.is_empty() {
                     web_process::CpuPart::Share
-                } else if served.iter().any(|address| address.session_id == session.spec.session_id && address.tab == tab.id) {
+                } else if tab.is_seen()
+                    || served.iter().any(|address| address.session_id == session.spec.session_id && address.tab == tab.id)
+                {
                     web_process::CpuPart::Served
                 } else {
                     web_process::CpuPart::Yield

@@ -58,7 +58,7 @@ pub(super) fn show(tab: &Rc<Tab>, title: &str, focus: bool, keep_visible: Option
     tab.host.remove(&tab.view);
     tab.view.set_size_request(width, height);
     layout.put(&tab.view, 0, TOOLBAR_HEIGHT);
-    tab.show_scrollbars(true);
+    tab.set_seen(true);
     tab.view.show();
 
     let toolbar_view = toolbar.clone();
@@ -132,7 +132,7 @@ pub(super) fn hide_window(tab: &Tab) -> Result<Value> {
     }
     takeover.layout.remove(&tab.view);
     tab.host.add(&tab.view);
-    tab.show_scrollbars(tab.live.borrow().is_some());
+    tab.set_seen(tab.live.borrow().is_some());
     let (width, height) = tab.size.get();
     tab.view.set_size_request(width, height);
     tab.view.show();

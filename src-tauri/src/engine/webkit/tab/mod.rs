@@ -269,15 +269,24 @@ impl Tab {
         Ok(tab)
     }
 
-    /// Shows the page's scrollbars while a person sees it (the takeover window, a live
-    /// view), and hides them again when nobody does.
-    pub(super) fn show_scrollbars(&self, shown: bool) {
+    /// A person sees the page now (the takeover window, a live view), or nobody does: the
+    /// page's scrollbars show while seen, and its process does not yield a CPU to other
+    /// sessions' calls (`cpu_share`) while seen.
+    pub(super) fn set_seen(&self, seen: bool) {
         if let Some(content) = self.view.user_content_manager() {
             content.remove_all_style_sheets();
-            if !shown {
+            if !seen {
                 content.add_style_sheet(&hidden_scrollbars());
             }
         }
+        if seen {
+            super::web_process::tell_cpu_part(&self.view, super::web_process::CpuPart::Served);
+        }
+    }
+
+    /// Whether a person sees the page (see [`Tab::set_seen`]).
+    pub(super) fn is_seen(&self) -> bool {
+        self.takeover.window.borrow().is_some() || self.live.borrow().is_some()
     }
 
     /// Runs a function body in the isolated world of the main frame and returns its
