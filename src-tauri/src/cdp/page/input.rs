@@ -20,6 +20,7 @@ pub(super) async fn in_order(page: Arc<PageSession>, mut queue: mpsc::UnboundedR
         let reply = {
             let _in_use = page.shared.session.in_use();
             let _turn = page.tab.lock.lock().await;
+            let _served = page.serve(&command.method);
             page.input(&command).await
         };
         page.shared.out.answer(command.id, Some(&page.id), reply);

@@ -120,11 +120,19 @@ impl PageSession {
                 let page = self.clone();
                 tokio::spawn(async move {
                     let _in_use = page.shared.session.in_use();
+                    let _served = page.serve(&command.method);
                     let reply = page.handle(&command).await;
                     page.shared.out.answer(command.id, Some(&page.id), reply);
                 });
             }
         }
+    }
+
+    /// Marks the tab served while a client waits on `method`, as the registry does for an
+    /// interactive tool (`engine::cpu_share`); loading a page is not interactive.
+    fn serve(&self, method: &str) -> Option<crate::engine::cpu_share::Served> {
+        let loads = matches!(method, "Page.navigate" | "Page.reload" | "Page.navigateToHistoryEntry");
+        (!loads).then(|| self.shared.session.engine.serve(self.shared.session.address(&self.tab)))
     }
 
     /// The served page-level methods (methods.rs lists the same names; a test holds them).
