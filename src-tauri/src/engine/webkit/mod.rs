@@ -281,7 +281,7 @@ impl Engine {
                 } else {
                     web_process::CpuPart::Yield
                 };
-                web_process::tell_cpu_part(&tab.view, part);
+                tab.tell_cpu_part(part);
             }
         }
     }

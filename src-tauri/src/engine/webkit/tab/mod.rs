@@ -280,7 +280,16 @@ impl Tab {
             }
         }
         if seen {
-            super::web_process::tell_cpu_part(&self.view, super::web_process::CpuPart::Served);
+            self.tell_cpu_part(super::web_process::CpuPart::Served);
+        }
+    }
+
+    /// Tells the page its part in sharing CPUs (`cpu_share`), unless its web process has
+    /// crashed: WebKit keeps a message for a page without a process, and a reload after
+    /// the crash then never finished loading (measured).
+    pub(super) fn tell_cpu_part(&self, part: super::web_process::CpuPart) {
+        if !self.load.borrow().crashed {
+            super::web_process::tell_cpu_part(&self.view, part);
         }
     }
 
