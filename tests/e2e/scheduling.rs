@@ -107,25 +107,23 @@ fn thread_nices(pid: u32) -> Vec<i32> {
 }
 
 #[test]
-fn pages_web_and_network_processes_run_ten_nice_steps_behind_the_daemon() {
+fn every_thread_of_a_web_process_runs_ten_nice_steps_behind_the_daemon() {
     let daemon = Daemon::start();
     let fixtures = Fixtures::start();
     let session = daemon.lease("agent-a").session();
     session.navigate(&fixtures.url("/f/hello.html"));
     let daemon_nice = nice_of(daemon.pid, &daemon.pid.to_string()).unwrap();
     let behind = (daemon_nice + 10).min(19);
-    let processes = webkit_children(daemon.pid);
-    let network: Vec<u32> = processes.iter().copied().filter(|pid| command_of(*pid).starts_with("WebKitNetwork")).collect();
     let web = web_processes(daemon.pid);
-    assert!(!network.is_empty() && !web.is_empty(), "a network and a web process: {processes:?}");
-    for pid in network.iter().chain(&web) {
+    assert!(!web.is_empty());
+    for pid in &web {
+        // WebKit starts several threads before the extension loads: those too.
         assert!(
             eventually(Duration::from_secs(5), || {
                 let nices = thread_nices(*pid);
-                !nices.is_empty() && nices.iter().all(|nice| *nice == behind)
+                nices.len() > 1 && nices.iter().all(|nice| *nice == behind)
             }),
-            "every thread of {} ({pid}) at nice {behind}: {:?}",
-            command_of(*pid),
+            "every thread of web process {pid} at nice {behind}: {:?}",
             thread_nices(*pid)
         );
     }

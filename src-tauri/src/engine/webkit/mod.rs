@@ -15,7 +15,6 @@ mod frames;
 mod identity;
 mod input;
 mod navigation;
-mod network_process;
 mod print;
 mod sandbox;
 mod storage;
@@ -92,7 +91,6 @@ pub fn start(queue: EngineQueue, web_process_dir: PathBuf) {
     let EngineQueue { mut receiver, main_thread } = queue;
     MAIN_THREAD.with(|slot| *slot.borrow_mut() = Some(main_thread.clone()));
     heartbeat(main_thread.clone());
-    network_process::keep_behind();
     identity::set_default_languages();
     let main_context = glib::MainContext::default();
     main_context.spawn_local(async move {
