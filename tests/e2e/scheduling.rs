@@ -90,29 +90,13 @@ fn other_sessions_pages_keep_off_one_cpu_while_an_agent_waits_on_a_click_and_get
     other.close();
 }
 
-/// A thread's nice value (field 19 of its `stat`).
-fn nice_of(pid: u32, thread: &str) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{thread}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.split_whitespace().nth(16)?.parse().ok()
-}
-
-/// The nice value of every live thread of `pid`.
-fn thread_nices(pid: u32) -> Vec<i32> {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| nice_of(pid, entry.file_name().to_str()?))
-        .collect()
-}
-
 #[test]
 fn every_thread_of_a_web_process_runs_ten_nice_steps_behind_the_daemon() {
     let daemon = Daemon::start();
     let fixtures = Fixtures::start();
     let session = daemon.lease("agent-a").session();
     session.navigate(&fixtures.url("/f/hello.html"));
-    let daemon_nice = nice_of(daemon.pid, &daemon.pid.to_string()).unwrap();
+    let daemon_nice = nice_of(daemon.pid);
     let behind = (daemon_nice + 10).min(19);
     let web = web_processes(daemon.pid);
     assert!(!web.is_empty());
@@ -127,6 +111,6 @@ fn every_thread_of_a_web_process_runs_ten_nice_steps_behind_the_daemon() {
             thread_nices(*pid)
         );
     }
-    assert_eq!(nice_of(daemon.pid, &daemon.pid.to_string()), Some(daemon_nice), "the daemon keeps its own");
+    assert_eq!(nice_of(daemon.pid), daemon_nice, "the daemon keeps its own");
     session.close();
 }

@@ -114,8 +114,23 @@ pub fn cpu_ms(pid: u32) -> u64 {
 
 /// The nice value of `pid`'s main thread.
 pub fn nice_of(pid: u32) -> i64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    stat.rsplit_once(") ").and_then(|(_, rest)| rest.split_whitespace().nth(16)?.parse().ok()).unwrap_or(0)
+    stat_nice(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default()).unwrap_or(0)
+}
+
+/// The nice value of every live thread of `pid` (a thread's own on Linux).
+pub fn thread_nices(pid: u32) -> Vec<i64> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|task| stat_nice(&std::fs::read_to_string(task.path().join("stat")).ok()?))
+        .collect()
+}
+
+/// Field 19 of a `stat` line (the fields after the command, which may hold spaces and
+/// parentheses, start at field 3).
+fn stat_nice(stat: &str) -> Option<i64> {
+    stat.rsplit_once(") ")?.1.split_whitespace().nth(16)?.parse().ok()
 }
 
 /// Times the threads of `pid` were switched out so far (voluntarily or not): how often it
