@@ -96,6 +96,33 @@ pub fn rss_by_mapping_kib(pid: u32) -> Vec<(String, u64)> {
     sorted
 }
 
+/// Private written memory of one process in KiB: in its heaps and stacks (anonymous
+/// maps), and by library file (pages it wrote into a mapped file: relocations, data),
+/// largest first.
+pub fn private_dirty_kib(pid: u32) -> (u64, Vec<(String, u64)>) {
+    let mut heaps = 0;
+    let mut files: std::collections::BTreeMap<String, u64> = Default::default();
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
+    let mut file: Option<String> = None;
+    for line in smaps.lines() {
+        let mut fields = line.split_whitespace();
+        let first = fields.next().unwrap_or("");
+        if first.contains('-') && !first.ends_with(':') {
+            let name = fields.nth(4).unwrap_or("");
+            file = name.starts_with('/').then(|| name.rsplit('/').next().unwrap_or(name).to_string());
+        } else if first == "Private_Dirty:" {
+            let kib: u64 = fields.next().and_then(|value| value.parse().ok()).unwrap_or(0);
+            match &file {
+                Some(name) => *files.entry(name.clone()).or_default() += kib,
+                None => heaps += kib,
+            }
+        }
+    }
+    let mut sorted: Vec<(String, u64)> = files.into_iter().filter(|(_, kib)| *kib > 0).collect();
+    sorted.sort_by_key(|file| std::cmp::Reverse(file.1));
+    (heaps, sorted)
+}
+
 fn proc_field_kib(file: &str, field: &str) -> u64 {
     std::fs::read_to_string(file)
         .ok()

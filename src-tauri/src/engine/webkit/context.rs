@@ -2,12 +2,14 @@
 //! shared by that profile's sessions), each with its own website data manager (cookies,
 //! storage, cache) and network process.
 //!
-//! Why not in-memory data managers for anonymous sessions: WebKitGTK (4.1 API) lets an
-//! ephemeral data manager join the network process of an existing persistent one, which
-//! cut each extra session from +57 to +45 MiB on the benchmark (1 -> 5 sessions on the
-//! large page, 2026-12-03), but an ephemeral session has no HTTP cache at all (measured:
-//! a `max-age=3600` script, image and fetch were fetched again on every visit). Agents
-//! move from page to page of one site, so the cache stays. Web-process memory-pressure
+//! Why not in-memory data managers for anonymous sessions: WebKitGTK's 4.1 API starts a
+//! network process for every persistent data manager (WebKit's `networkProcessForSession`
+//! shares one only under the 6.0 API), and lets an ephemeral data manager join the network
+//! process of an existing persistent one. That cut each extra session from +57 to +45 MiB
+//! on the benchmark (1 -> 5 sessions on the large page, 2026-12-03), but an ephemeral
+//! session has no HTTP cache at all (measured: a `max-age=3600` script, image and fetch
+//! were fetched again on every visit). Agents move from page to page of one site, so the
+//! cache stays. Web-process memory-pressure
 //! settings (limit 200 MB, thresholds 0.15/0.30, poll 1 s) changed nothing measurable.
 //!
 //! Tabs are WebKit views built here directly, not through wry: wry connects a download
