@@ -107,7 +107,6 @@ fn x_server_kib() -> u64 {
     children(std::process::id()).into_iter().filter(|(_, name)| name.starts_with("Xvfb")).map(|(pid, _)| pss_kib(pid)).sum()
 }
 
-
 /// One process's own pages (private and written: counted once per process), split into
 /// its heaps and stacks and what it wrote into the libraries it loaded, largest first.
 fn own_pages(kind: &str, pid: u32) {

@@ -68,6 +68,20 @@ fn settle_waits_for_dom_and_network_quiet() {
 }
 
 #[test]
+fn settle_waits_for_a_request_that_a_timer_starts_after_load() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-a").session();
+    // The load itself is done before the fetch begins: only the window after it sees it.
+    let result = session.navigate(&fixtures.url("/f/late-fetch.html"));
+    let settle = &result["navigation"]["settle"];
+    assert_eq!(fixtures.seen("/slow").len(), 1, "{result}");
+    assert_eq!(settle["network_idle"], true, "{settle}");
+    assert!(settle["waited_ms"].as_u64().unwrap() >= 250, "{settle}");
+    assert_eq!(result["title"], "answered", "navigate returned before the fetch answered");
+}
+
+#[test]
 fn a_failed_navigation_is_an_error_with_navigation_details() {
     let daemon = Daemon::start();
     let session = daemon.lease("agent-a").session();
