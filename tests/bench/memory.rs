@@ -21,10 +21,16 @@ pub(crate) fn per_session(daemon: &Daemon, lease: &Lease, page: &str) {
     println!("memory (unique, daemon and its processes), idle: {:.1} MiB", base as f64 / 1024.0);
     let mut sessions = Vec::new();
     let mut totals = vec![base];
+    // What opening a session costs before it loads a page (it shows about:blank).
+    let mut before_page = 0;
     // A lease holds at most 4 sessions: the fifth is another agent's.
     let other = daemon.lease("bench-other");
     for count in 1..=5 {
         let session = if count < 5 { lease.session_sized(1280, 720) } else { other.session_sized(1280, 720) };
+        if count > 1 {
+            settle();
+            before_page += unique_kib(daemon).saturating_sub(totals[count - 1]);
+        }
         session.navigate(page);
         settle();
         totals.push(unique_kib(daemon));
@@ -44,6 +50,7 @@ pub(crate) fn per_session(daemon: &Daemon, lease: &Lease, page: &str) {
         (totals[1] - base) as f64 / 1024.0,
         if per_extra <= 40.0 { "met" } else { "not met" }
     );
+    println!("  of it, before the session loads a page (about:blank): +{:.1} MiB", before_page as f64 / 4.0 / 1024.0);
     // What no setting moves: the pages each WebKit process writes into its libraries as
     // they load (relocations, constructors), against its heaps.
     let network = webkit_children(daemon.pid).into_iter().find(|pid| command_of(*pid).starts_with("WebKitNetwork"));
