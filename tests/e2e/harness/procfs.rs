@@ -72,28 +72,18 @@ pub fn anonymous_kib(pid: u32) -> u64 {
 /// `/dev/shm`, files, the stacks.
 pub fn rss_by_mapping_kib(pid: u32) -> Vec<(String, u64)> {
     let mut kinds: std::collections::BTreeMap<String, u64> = Default::default();
-    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
-    let mut kind = String::new();
-    for line in smaps.lines() {
-        let mut fields = line.split_whitespace();
-        let first = fields.next().unwrap_or("");
-        if first.contains('-') && !first.ends_with(':') {
-            let name = fields.nth(4).unwrap_or("");
-            kind = match name {
-                "" => "anonymous".into(),
-                _ if name.starts_with("/SYSV") => "System V shm".into(),
-                _ if name.starts_with("/memfd:") => format!("memfd {}", &name[7..]),
-                _ if name.starts_with("/dev/shm") => "/dev/shm".into(),
-                _ if name.starts_with('/') => "files".into(),
-                other => other.to_string(),
-            };
-        } else if first == "Rss:" {
-            *kinds.entry(kind.clone()).or_default() += fields.next().and_then(|value| value.parse().ok()).unwrap_or(0);
-        }
+    for (name, kib) in smaps_field_kib(pid, "Rss:") {
+        let kind = match name.as_str() {
+            "" => "anonymous".into(),
+            _ if name.starts_with("/SYSV") => "System V shm".into(),
+            _ if name.starts_with("/memfd:") => format!("memfd {}", &name[7..]),
+            _ if name.starts_with("/dev/shm") => "/dev/shm".into(),
+            _ if name.starts_with('/') => "files".into(),
+            other => other.to_string(),
+        };
+        *kinds.entry(kind).or_default() += kib;
     }
-    let mut sorted: Vec<(String, u64)> = kinds.into_iter().filter(|(_, kib)| *kib >= 1024).collect();
-    sorted.sort_by_key(|kind| std::cmp::Reverse(kind.1));
-    sorted
+    largest_first(kinds, 1024)
 }
 
 /// Private written memory of one process in KiB: in its heaps and stacks (anonymous
@@ -102,25 +92,38 @@ pub fn rss_by_mapping_kib(pid: u32) -> Vec<(String, u64)> {
 pub fn private_dirty_kib(pid: u32) -> (u64, Vec<(String, u64)>) {
     let mut heaps = 0;
     let mut files: std::collections::BTreeMap<String, u64> = Default::default();
+    for (name, kib) in smaps_field_kib(pid, "Private_Dirty:") {
+        match name.rsplit_once('/') {
+            Some((_, file)) => *files.entry(file.to_string()).or_default() += kib,
+            None => heaps += kib,
+        }
+    }
+    (heaps, largest_first(files, 1))
+}
+
+/// Each mapping of `pid` as its name (a path, `[heap]`, `[stack]`, or empty when
+/// anonymous) and the value of one of its `smaps` fields (`Rss:`, `Private_Dirty:`) in KiB.
+fn smaps_field_kib(pid: u32, field: &str) -> Vec<(String, u64)> {
     let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
-    let mut file: Option<String> = None;
+    let mut mappings = Vec::new();
+    let mut name = "";
     for line in smaps.lines() {
         let mut fields = line.split_whitespace();
         let first = fields.next().unwrap_or("");
         if first.contains('-') && !first.ends_with(':') {
-            let name = fields.nth(4).unwrap_or("");
-            file = name.starts_with('/').then(|| name.rsplit('/').next().unwrap_or(name).to_string());
-        } else if first == "Private_Dirty:" {
-            let kib: u64 = fields.next().and_then(|value| value.parse().ok()).unwrap_or(0);
-            match &file {
-                Some(name) => *files.entry(name.clone()).or_default() += kib,
-                None => heaps += kib,
-            }
+            name = fields.nth(4).unwrap_or("");
+        } else if first == field {
+            mappings.push((name.to_string(), fields.next().and_then(|value| value.parse().ok()).unwrap_or(0)));
         }
     }
-    let mut sorted: Vec<(String, u64)> = files.into_iter().filter(|(_, kib)| *kib > 0).collect();
-    sorted.sort_by_key(|file| std::cmp::Reverse(file.1));
-    (heaps, sorted)
+    mappings
+}
+
+/// The entries of at least `min_kib`, largest first.
+fn largest_first(entries: std::collections::BTreeMap<String, u64>, min_kib: u64) -> Vec<(String, u64)> {
+    let mut sorted: Vec<(String, u64)> = entries.into_iter().filter(|(_, kib)| *kib >= min_kib).collect();
+    sorted.sort_by_key(|entry| std::cmp::Reverse(entry.1));
+    sorted
 }
 
 fn proc_field_kib(file: &str, field: &str) -> u64 {

@@ -9,8 +9,8 @@
 //! on the benchmark (1 -> 5 sessions on the large page, 2026-12-03), but an ephemeral
 //! session has no HTTP cache at all (measured: a `max-age=3600` script, image and fetch
 //! were fetched again on every visit). Agents move from page to page of one site, so the
-//! cache stays. Web-process memory-pressure
-//! settings (limit 200 MB, thresholds 0.15/0.30, poll 1 s) changed nothing measurable.
+//! cache stays. Web-process memory-pressure settings (limit 200 MB, thresholds 0.15/0.30,
+//! poll 1 s) changed nothing measurable.
 //!
 //! Tabs are WebKit views built here directly, not through wry: wry connects a download
 //! handler of its own to every context it builds views in, and that handler saves into
