@@ -104,6 +104,54 @@ fn a_playwright_storage_state_logs_sessions_in_at_creation_and_from_a_file() {
 }
 
 #[test]
+fn a_state_file_imports_from_where_it_is_by_absolute_path_and_from_the_clis_directory() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let beside_the_code = TempDir::new("state-elsewhere");
+    let file = beside_the_code.0.join("state.json");
+    std::fs::write(&file, serde_json::to_vec_pretty(&playwright_state(&fixtures)).unwrap()).unwrap();
+    let shown = file.display().to_string();
+
+    // Over the API, by its absolute path, outside the session's artifacts/.
+    let lease = daemon.lease("agent-a");
+    let session = lease.session();
+    let imported = session.ok("storage_state", json!({ "action": "import", "path": shown }));
+    assert_eq!((imported["cookies"].as_u64(), imported["origins"].as_u64()), (Some(2), Some(1)), "{imported}");
+    assert_eq!(imported["path"], shown.as_str());
+    let (cookie, title) = account(&session, &fixtures);
+    assert!(cookie.contains(&format!("sid={PW_SID}")) && cookie.contains("theme=dark"), "the server saw {cookie:?}");
+    assert_eq!(title, "greeting=hello from playwright;cookie=theme=dark");
+
+    // From the CLI, relative to the shell's directory, into the CLI's own session.
+    let imported = daemon.cli_in(&beside_the_code.0, &["storage-state", "import", "./state.json"]);
+    assert_eq!((imported["cookies"].as_u64(), imported["path"].as_str()), (Some(2), Some(shown.as_str())), "{imported}");
+    let loaded = daemon.cli_in(&beside_the_code.0, &["navigate", &fixtures.url("/f/account.html")]);
+    let cookie = fixtures.seen("/f/account.html").last().unwrap().cookie.clone().unwrap_or_default();
+    assert!(cookie.contains(&format!("sid={PW_SID}")) && cookie.contains("theme=dark"), "the server saw {cookie:?}");
+    assert_eq!(loaded["title"], "greeting=hello from playwright;cookie=theme=dark", "{loaded}");
+
+    // Refused, saying why: a relative path over the API (the daemon has no shell's
+    // directory), a missing file, and another session's artifacts (in the data directory).
+    let other = daemon.lease("agent-b").session();
+    let theirs = artifacts_of(&other).join("theirs.json");
+    std::fs::copy(&file, &theirs).unwrap();
+    let before = session.ok("cookies", json!({ "action": "clear" }));
+    assert_eq!(before["cleared"], 2, "{before}");
+    for (path, reason) in [
+        ("./state.json".to_string(), "not_absolute"),
+        (beside_the_code.0.join("missing.json").display().to_string(), "not_found"),
+        (theirs.display().to_string(), "inside_data_dir"),
+    ] {
+        let error = session.fails("storage_state", json!({ "action": "import", "path": path }), 400, "E_BAD_REQUEST");
+        assert_eq!((error["details"]["field"].as_str(), error["details"]["reason"].as_str()), (Some("path"), Some(reason)), "{path}: {error}");
+    }
+    assert_eq!(session.ok("cookies", json!({ "action": "get" }))["cookies"], json!([]), "nothing was imported");
+    // Export still writes a plain name in artifacts/ only.
+    let error = session.fails("storage_state", json!({ "action": "export", "path": shown }), 400, "E_BAD_REQUEST");
+    assert_eq!(error["details"]["field"], "path", "{error}");
+}
+
+#[test]
 fn an_export_loads_in_another_session_and_in_a_profile_that_survives_a_restart() {
     let dir = TempDir::new("state-profile");
     let data_dir = dir.0.join("data");

@@ -8,7 +8,7 @@ use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Command};
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::tools::{Positional, ToolDescription};
+use crate::tools::{LocalPath, Positional, ToolDescription};
 
 /// How a schema property is read from the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,6 +218,31 @@ pub(crate) fn tool_input(schema: &Value, positional: &[Positional], matches: &Ar
     Ok(input)
 }
 
+/// Makes the paths of files the tool reads absolute, against this process's directory (the
+/// shell's): `malo storage-state import ./state.json`, `malo set-file-input '#f' a.txt`.
+/// The daemon reads them from its own directory, so it takes absolute paths only.
+pub(crate) fn absolute_paths(local_paths: &[LocalPath], input: &mut Value) -> Result<()> {
+    for local in local_paths {
+        if let Some((field, value)) = local.when {
+            if input.get(field).and_then(Value::as_str) != Some(value) {
+                continue;
+            }
+        }
+        let Some(given) = input.get_mut(local.field) else { continue };
+        let paths: Vec<&mut Value> = match given {
+            Value::Array(items) => items.iter_mut().collect(),
+            single => vec![single],
+        };
+        for path in paths {
+            let Some(text) = path.as_str().filter(|text| !text.is_empty() && !text.starts_with('/')) else { continue };
+            let absolute = std::path::absolute(text)
+                .map_err(|error| Error::bad_request(format!("{}: cannot make {text:?} absolute: {error}", local.field)))?;
+            *path = json!(absolute.display().to_string());
+        }
+    }
+    Ok(())
+}
+
 /// Whether a word is a ref (`e12`, `@e12`) rather than a selector.
 pub(crate) fn is_ref(word: &str) -> bool {
     let number = word.strip_prefix('@').unwrap_or(word).strip_prefix('e').unwrap_or("");
@@ -290,6 +315,27 @@ mod tests {
         assert_eq!(parse("sleep", &["20"]).unwrap(), json!({ "ms": 20 }));
         assert_eq!(parse("set_file_input", &["#f", "/a", "/b"]).unwrap(), json!({ "selector": "#f", "files": ["/a", "/b"] }));
         assert_eq!(parse("evaluate", &["1 + 1"]).unwrap(), json!({ "expression": "1 + 1" }));
+    }
+
+    #[test]
+    fn paths_of_files_read_are_made_absolute_against_the_shells_directory() {
+        let here = std::env::current_dir().unwrap();
+        let registry = ToolRegistry::standard();
+        let local = |tool: &str| registry.catalogue().into_iter().find(|listed| listed.name == tool).unwrap().presentation.local_paths;
+        let mut input = parse("storage_state", &["import", "./state.json"]).unwrap();
+        absolute_paths(local("storage_state"), &mut input).unwrap();
+        assert_eq!(input, json!({ "action": "import", "path": here.join("state.json").display().to_string() }));
+        let mut input = parse("storage_state", &["import", "/srv/state.json"]).unwrap();
+        absolute_paths(local("storage_state"), &mut input).unwrap();
+        assert_eq!(input["path"], "/srv/state.json", "an absolute path stays as given");
+        // export writes a name in the session's artifacts/: left alone.
+        let mut input = parse("storage_state", &["--action", "export", "--path", "saved.json"]).unwrap();
+        absolute_paths(local("storage_state"), &mut input).unwrap();
+        assert_eq!(input, json!({ "action": "export", "path": "saved.json" }));
+        let mut input = parse("set_file_input", &["#f", "a.txt", "/b.txt", "../c.txt"]).unwrap();
+        absolute_paths(local("set_file_input"), &mut input).unwrap();
+        let expected = [here.join("a.txt"), "/b.txt".into(), here.join("../c.txt")].map(|path| path.display().to_string());
+        assert_eq!(input["files"], json!(expected));
     }
 
     #[test]

@@ -167,6 +167,7 @@ fn dispatch(name: &str, matches: &ArgMatches, tool: Option<&ToolDescription>) ->
 /// (opened now when there is none, except for a call that would only end it).
 fn call_tool(lease: &LeaseClient, tool: &ToolDescription, matches: &ArgMatches, reader: Reader) -> Result<String> {
     let mut input = args::tool_input(&tool.input_schema, tool.presentation.positional, matches)?;
+    args::absolute_paths(tool.presentation.local_paths, &mut input)?;
     if let Some(fields) = input.as_object_mut().filter(|_| reader == Reader::Person) {
         crate::tools::apply_defaults(tool.presentation.cli_defaults, fields);
     }

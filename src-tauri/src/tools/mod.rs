@@ -186,6 +186,19 @@ pub struct Presentation {
     pub attachment: Option<Attachment>,
     /// The call ends the session it addresses: MCP forgets it as its default session.
     pub ends_session: bool,
+    /// Input fields naming files the daemon reads where the caller is: the CLI makes a
+    /// relative one absolute against the shell's directory before sending it.
+    pub local_paths: &'static [LocalPath],
+}
+
+/// An input field holding a path (or an array of paths) of a file the tool reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalPath {
+    /// The field.
+    pub field: &'static str,
+    /// Only when this other field has this value (`storage_state` reads `path` on
+    /// `import`; on `export` it is a file name in the session's artifacts/).
+    pub when: Option<(&'static str, &'static str)>,
 }
 
 /// A positional argument of a tool on the command line.
@@ -289,11 +302,18 @@ impl Tool {
         Tool::build(name, description, Scope::Session, handle)
     }
 
-    /// The tool shown this way over MCP and the CLI (keeping its positional arguments and
-    /// CLI alias, which [`Tool::positional`] and [`Tool::cli_alias`] set).
+    /// The tool shown this way over MCP and the CLI (keeping its positional arguments, CLI
+    /// alias and local paths, which [`Tool::positional`], [`Tool::cli_alias`] and
+    /// [`Tool::local_paths`] set).
     pub fn presented(mut self, presentation: Presentation) -> Tool {
-        let (positional, cli_alias) = (self.presentation.positional, self.presentation.cli_alias);
-        self.presentation = Presentation { positional, cli_alias, ..presentation };
+        let Presentation { positional, cli_alias, local_paths, .. } = self.presentation;
+        self.presentation = Presentation { positional, cli_alias, local_paths, ..presentation };
+        self
+    }
+
+    /// The input fields naming files the tool reads (see [`Presentation::local_paths`]).
+    pub fn local_paths(mut self, local_paths: &'static [LocalPath]) -> Tool {
+        self.presentation.local_paths = local_paths;
         self
     }
 

@@ -1,19 +1,21 @@
 //! Cookies and storage in and out (issue #28): `cookies` (get, set, clear with every
 //! attribute) and `storage_state` (export and import Playwright's `storageState` JSON,
-//! inline or as a `.json` file of the session's `artifacts/`, the folder every tool that
-//! takes a file name writes in). Input is read whole and checked before anything is
-//! applied (`engine::storage_check`). Cookie values, httpOnly ones included, go only to
+//! inline or as a file: export writes a `.json` file of the session's `artifacts/`, the
+//! folder every tool that takes a file name writes in; import reads one there, or any
+//! readable file named by its absolute path, as `set_file_input` does, outside the
+//! daemon's data directory). Input is read whole and checked before anything is applied
+//! (`engine::storage_check`). Cookie values, httpOnly ones included, go only to
 //! the caller's answer or file: the registry records a call's name and outcome, never its
 //! input or result.
 
-use std::io::Write;
-use std::path::PathBuf;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Tool, ToolContext};
+use super::{LocalPath, Positional, Tool, ToolContext};
 use crate::engine::storage::{self, Cookie, OriginStorage, StorageRequest, StorageState};
 use crate::engine::storage_check::{self, refused};
 use crate::engine::SessionRequest;
@@ -112,8 +114,9 @@ pub(crate) enum StateAction {
 pub(crate) struct StorageStateInput {
     /// `export` or `import`.
     action: StateAction,
-    /// A plain file name ending in `.json` in the session's artifacts/: export writes it
-    /// (mode 0600, replacing it), import reads it.
+    /// export: a plain file name ending in `.json` in the session's artifacts/, written
+    /// (mode 0600, replacing it). import: the file to read, by its absolute path (a
+    /// Playwright state file where it is), or a plain file name in artifacts/.
     #[serde(default)]
     path: Option<String>,
     /// import: the state itself, in Playwright's storageState format.
@@ -146,9 +149,11 @@ pub(super) fn tools() -> Vec<Tool> {
         ),
         Tool::session(
             "storage_state",
-            "Export or import the session's cookies and localStorage in Playwright's storageState JSON ({cookies, origins: [{origin, localStorage: [{name, value}]}]}): export answers it, or writes it to path (a .json name in the session's artifacts/); import adds state (or the file path) to the session, checked whole first (a wrong field refuses everything, naming it).",
+            "Export or import the session's cookies and localStorage in Playwright's storageState JSON ({cookies, origins: [{origin, localStorage: [{name, value}]}]}): export answers it, or writes it to path (a .json name in the session's artifacts/); import adds state, or the file at path (absolute, or a name in artifacts/), to the session, checked whole first (a wrong field refuses everything, naming it).",
             |context: ToolContext, input: StorageStateInput| async move { storage_state(&context, input).await },
-        ),
+        )
+        .positional(&[Positional::Field("action"), Positional::Field("path")])
+        .local_paths(&[LocalPath { field: "path", when: Some(("action", "import")) }]),
     ]
 }
 
@@ -203,7 +208,10 @@ async fn cookies(context: &ToolContext, input: CookiesInput) -> Result<CookiesOu
 }
 
 async fn storage_state(context: &ToolContext, input: StorageStateInput) -> Result<StorageStateOutput> {
-    let path = input.path.as_deref().map(|name| state_file(context, name)).transpose()?;
+    let path = match input.action {
+        StateAction::Export => input.path.as_deref().map(|name| state_file(context, name)).transpose()?,
+        StateAction::Import => input.path.as_deref().map(|path| import_file(context, path)).transpose()?,
+    };
     match input.action {
         StateAction::Export => {
             if input.state.is_some() {
@@ -226,9 +234,9 @@ async fn storage_state(context: &ToolContext, input: StorageStateInput) -> Resul
         StateAction::Import => {
             let state = match (path.as_ref(), input.state) {
                 (Some(_), Some(_)) => return Err(refused("state", "give either state or path, not both")),
-                (None, None) => return Err(refused("state", "import needs state (or path, a .json file in artifacts/)")),
+                (None, None) => return Err(refused("state", "import needs state (or path, the file to read)")),
                 (None, Some(state)) => storage_check::state(&state, "state")?,
-                (Some(path), None) => read_state_file(path.clone()).await?,
+                (Some(path), None) => read_state_file(path.clone(), input.path.clone().unwrap_or_default()).await?,
             };
             let (cookies, origins) = (state.cookies.len(), state.origins.len());
             let session = &context.session;
@@ -254,18 +262,55 @@ fn state_file(context: &ToolContext, name: &str) -> Result<PathBuf> {
         .map_err(|error| refused("path", error.message.trim_start_matches("path: ")))
 }
 
+/// The file `import` reads: a plain name is a file of the session's artifacts/ (where
+/// export writes); anything else is an absolute path, anywhere but the daemon's data
+/// directory (the session's own directories aside: no session reads another's files).
+fn import_file(context: &ToolContext, raw: &str) -> Result<PathBuf> {
+    if !raw.contains('/') {
+        return state_file(context, raw);
+    }
+    let path = Path::new(raw);
+    if !path.is_absolute() {
+        return Err(refused_path(
+            raw,
+            "not_absolute",
+            format!("{raw} is not an absolute path (give one, or a plain file name in the session's artifacts/)"),
+        ));
+    }
+    if context.sessions.policy().guards(path, Some(&context.session.dirs.root)) {
+        return Err(refused_path(raw, "inside_data_dir", format!("{raw} is inside the daemon's data directory: import a file of your own")));
+    }
+    Ok(path.to_path_buf())
+}
+
+/// `E_BAD_REQUEST` for `path`: `details.field` is `path`, `details.reason` says why.
+fn refused_path(raw: &str, reason: &str, message: String) -> Error {
+    Error::bad_request(format!("path: {message}")).with_details(serde_json::json!({ "field": "path", "reason": reason, "path": raw }))
+}
+
 /// Reads and checks a state file (off the async threads); `E_BAD_REQUEST` naming `path`
-/// when it is missing, too large or not JSON, or the wrong field inside it.
-async fn read_state_file(path: PathBuf) -> Result<StorageState> {
+/// (with `details.reason`) when it is missing, not a readable regular file, too large or
+/// not JSON, or the wrong field inside it. `shown` is the path as the caller gave it.
+async fn read_state_file(path: PathBuf, shown: String) -> Result<StorageState> {
     tokio::task::spawn_blocking(move || {
-        let shown = path.file_name().map(|name| name.to_string_lossy().to_string()).unwrap_or_default();
-        let metadata =
-            std::fs::metadata(&path).map_err(|_| refused("path", format!("there is no file {shown} in the session's artifacts/")))?;
-        if !metadata.is_file() || metadata.len() > MAX_STATE_FILE {
-            return Err(refused("path", format!("{shown} is not a file of at most {} MiB", MAX_STATE_FILE >> 20)));
+        let metadata = std::fs::metadata(&path).map_err(|_| refused_path(&shown, "not_found", format!("there is no file {shown}")))?;
+        if !metadata.is_file() {
+            return Err(refused_path(&shown, "not_a_file", format!("{shown} is not a regular file")));
         }
-        let bytes = std::fs::read(&path).map_err(|error| refused("path", format!("cannot read {shown}: {error}")))?;
-        let value: Value = serde_json::from_slice(&bytes).map_err(|error| refused("path", format!("{shown} is not JSON: {error}")))?;
+        let too_large =
+            || refused_path(&shown, "too_large", format!("{shown} is larger than {} MiB: not a storage state", MAX_STATE_FILE >> 20));
+        if metadata.len() > MAX_STATE_FILE {
+            return Err(too_large());
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::open(&path)
+            .and_then(|file| file.take(MAX_STATE_FILE + 1).read_to_end(&mut bytes))
+            .map_err(|error| refused_path(&shown, "unreadable", format!("cannot read {shown}: {error}")))?;
+        if bytes.len() as u64 > MAX_STATE_FILE {
+            return Err(too_large());
+        }
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|error| refused_path(&shown, "not_json", format!("{shown} is not JSON: {error}")))?;
         storage_check::state(&value, "")
     })
     .await
@@ -339,6 +384,43 @@ mod tests {
         assert_eq!(cleared["cleared"], 2);
         let got = call_session_tool(&fixture, "cookies", json!({ "action": "get" })).await.unwrap();
         assert_eq!(got["cookies"], json!([]));
+    }
+
+    #[tokio::test]
+    async fn import_reads_an_absolute_path_outside_the_data_directory_and_export_stays_in_artifacts() {
+        let fixture = fake_session().await;
+        let elsewhere = TempDir::new("malo-storage-elsewhere");
+        let file = elsewhere.path().join("state.json");
+        std::fs::write(&file, STATE).unwrap();
+        let shown = file.display().to_string();
+        let imported = call_session_tool(&fixture, "storage_state", json!({ "action": "import", "path": shown })).await.unwrap();
+        assert_eq!((imported["cookies"].as_u64(), imported["path"].as_str()), (Some(2), Some(shown.as_str())), "{imported}");
+        // Another session's files (anything in the data directory but this session's own)
+        // and anything but an absolute path or a plain name are refused, saying why.
+        let other = fixture._dir.path().join("lease/sessions/sess-other/artifacts");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("theirs.json"), STATE).unwrap();
+        let own = fixture.session.dirs.artifacts.join("mine.json");
+        std::fs::write(&own, STATE).unwrap();
+        assert!(call_session_tool(&fixture, "storage_state", json!({ "action": "import", "path": own })).await.is_ok());
+        for (path, reason) in [
+            (other.join("theirs.json").display().to_string(), "inside_data_dir"),
+            ("./state.json".to_string(), "not_absolute"),
+            ("sub/state.json".to_string(), "not_absolute"),
+            (elsewhere.path().join("missing.json").display().to_string(), "not_found"),
+            (elsewhere.path().display().to_string(), "not_a_file"),
+        ] {
+            let error = call_session_tool(&fixture, "storage_state", json!({ "action": "import", "path": path })).await.unwrap_err();
+            assert_eq!((error.details["field"].as_str(), error.details["reason"].as_str()), (Some("path"), Some(reason)), "{path}: {}", error.message);
+            assert!(error.message.starts_with("path: "), "{}", error.message);
+        }
+        std::fs::write(elsewhere.path().join("notes.txt"), "not json").unwrap();
+        let path = elsewhere.path().join("notes.txt").display().to_string();
+        let error = call_session_tool(&fixture, "storage_state", json!({ "action": "import", "path": path })).await.unwrap_err();
+        assert_eq!(error.details["reason"], "not_json", "{}", error.message);
+        // Export writes a plain name in artifacts/ only.
+        let error = call_session_tool(&fixture, "storage_state", json!({ "action": "export", "path": shown })).await.unwrap_err();
+        assert_eq!(error.details["field"], "path", "{}", error.message);
     }
 
     #[tokio::test]

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::limits::ACTION_SETTLE_MS;
 use super::page_agent::agent;
 use super::targeting::parse_ref;
-use super::{Positional, Tool, ToolContext};
+use super::{LocalPath, Positional, Tool, ToolContext};
 use crate::engine::agent::{ElementAddress, FileInput, FileInputState, FrameOf, OpenFileChooser};
 use crate::engine::TabRequest;
 use crate::error::{Error, ErrorCode, Result};
@@ -109,6 +109,7 @@ pub(super) fn tool() -> Tool {
         set_files,
     )
     .positional(&[Positional::Target, Positional::Field("files")])
+    .local_paths(&[LocalPath { field: "files", when: None }])
 }
 
 async fn set_files(context: ToolContext, input: SetFileInputInput) -> Result<SetFileInputOutput> {
