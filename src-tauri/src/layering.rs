@@ -20,6 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("listen", 1),
     ("display", 1),
     ("daemon_binary", 1),
+    ("command_line", 1),
     ("memory", 1),
     ("network", 2),
     ("policy", 2),

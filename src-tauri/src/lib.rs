@@ -7,6 +7,7 @@ pub mod broker;
 pub mod cdp;
 pub mod cli;
 pub mod client;
+pub mod command_line;
 pub mod config;
 pub mod daemon_binary;
 pub mod desktop;
@@ -41,7 +42,12 @@ use clap::{Parser, Subcommand};
 
 /// Command line of the `malo` binary.
 #[derive(Debug, Parser)]
-#[command(name = "malo", version, about = "A local browser for AI agents")]
+#[command(
+    name = "malo",
+    version,
+    about = "A local browser for AI agents",
+    after_help = "The global flags --data-dir, --json and -s/--session go before or after the subcommand."
+)]
 pub struct Cli {
     /// What to run.
     #[command(subcommand)]

@@ -2,24 +2,31 @@
 //! `malo::daemon_binary`): `daemon` and `doctor` are handed over to `malo-daemon`, before
 //! anything else is parsed. The MCP command is declared with clap's derive; the CLI's tool
 //! subcommands are built at run time from the tool registry, so they always match the API.
+//! Global flags written before the subcommand are moved after it first
+//! (`malo::command_line`), so `malo --data-dir X daemon` hands over as `daemon --data-dir X`.
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
+use malo::command_line::global_flags_after_subcommand;
 use malo::tools::ToolRegistry;
 use malo::{Cli, Command};
 
 fn main() -> ExitCode {
-    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let mut words = std::env::args_os();
+    let program = words.next().unwrap_or_else(|| OsString::from("malo"));
+    let given: Vec<OsString> = words.collect();
+    let args = global_flags_after_subcommand(&given, &Cli::command());
     if malo::daemon_binary::runs_in_daemon_binary(&args) {
         eprintln!("malo: {}", malo::daemon_binary::hand_over(&args));
         return ExitCode::FAILURE;
     }
     let registry = ToolRegistry::standard();
     let command = Cli::command().subcommands(malo::cli::commands(&registry));
-    let matches = command.clone().get_matches();
+    let args = global_flags_after_subcommand(&given, &command);
+    let matches = command.clone().get_matches_from(std::iter::once(program).chain(args.iter().cloned()));
     if let Some((name, sub_matches)) = matches.subcommand() {
         if let Some(result) = malo::cli::run(name, sub_matches, &registry, &command) {
             return match result {

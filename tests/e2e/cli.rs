@@ -142,6 +142,69 @@ fn a_terminal_gets_text_and_json_only_when_asked() {
     assert_eq!(code, 0, "{shown}");
 }
 
+/// Runs `malo args` as written (no flag added) from `dir`, stdout on a pipe, killing it
+/// after 30 s: exit code, stdout, stderr.
+fn as_written(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut child = Command::new(malo_binary())
+        .args(args)
+        .current_dir(dir)
+        .env("DISPLAY", display())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let begun = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if begun.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("malo {args:?} still runs after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).to_string();
+    (output.status.code().unwrap_or(-1), text(&output.stdout), text(&output.stderr))
+}
+
+#[test]
+fn global_flags_work_before_the_subcommand_too() {
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let dir = TempDir::new("cli-global-flags");
+    let data_dir = daemon.data_dir.display().to_string();
+    let run = |args: &[&str]| as_written(&dir.0, args);
+
+    // As people and scripts write it.
+    let (code, out, err) = run(&["--data-dir", &data_dir, "--json", "navigate", &fixtures.url("/f/actions.html")]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["title"], "actions", "{out}");
+    let session = err.split("opened session ").nth(1).and_then(|rest| rest.split_whitespace().next()).unwrap_or_else(|| panic!("{err}"));
+    // -s and --data-dir=… before, --json after; --session before a nested subcommand's name.
+    let (code, out, err) = run(&["-s", session, &format!("--data-dir={data_dir}"), "eval", "document.title", "--json"]);
+    assert_eq!((code, json(&out)["value"].clone()), (0, Value::from("actions")), "{err}");
+    let (code, out, err) = run(&["--json", "session", "--data-dir", &data_dir, "list"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(session), "{out}");
+
+    // The daemon binary's commands get them too: the doctor sees this daemon, and a
+    // second daemon on its data directory refuses, naming it.
+    let (code, out, err) = run(&["--data-dir", &data_dir, "--json", "doctor"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let report = json(&out);
+    let running = report["checks"].as_array().unwrap().iter().find(|check| check["name"] == "daemon").unwrap()["detail"].clone();
+    assert!(running.as_str().unwrap().contains(&format!("pid {}", daemon.pid)), "{running}");
+    let (code, _, err) = run(&["--data-dir", &data_dir, "daemon"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("already running") && err.contains(&data_dir), "{err}");
+
+    // A flag a subcommand does not take is still a usage error, wherever it is written.
+    let (code, _, err) = run(&["--json", "skill"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = run(&["--data-dir", &data_dir, "close"]);
+    assert_eq!(code, 0, "{err}");
+}
+
 #[test]
 fn completions_load_in_bash_and_the_skill_is_short() {
     let dir = TempDir::new("cli-completions");
