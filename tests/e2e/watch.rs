@@ -128,9 +128,17 @@ fn with_keep_visible_done_hands_control_back_and_the_window_stays() {
     assert_eq!(shown.status, 200, "{}", shown.body);
     let window = visible_window("malo-browser");
     std::thread::sleep(Duration::from_millis(500));
-    // Done: control goes back (watch_done), the window stays for the person.
+    // Done: control goes back (watch_done, which an agent's wait_for_event sees), the
+    // window stays for the person.
+    let waiting = {
+        let session = session.clone();
+        std::thread::spawn(move || session.tool("wait_for_event", json!({ "kind": "watch_done", "timeout_ms": 20000 })))
+    };
+    std::thread::sleep(Duration::from_millis(300));
     xdotool(&["mousemove", "--window", &window, "600", "20", "click", "1"]);
     assert!(eventually(Duration::from_secs(5), || session.events(0).to_string().contains("watch_done")), "Done was not recorded");
+    let seen = waiting.join().unwrap();
+    assert_eq!((seen.status, seen.body["result"]["event"]["type"].as_str()), (200, Some("watch_done")), "{}", seen.body);
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(xdotool(&["search", "--onlyvisible", "--name", "malo-browser"]), window, "keep_visible: Done must not hide the window");
     let snapshot = session.tool("snapshot", json!({ "format": "text" }));
