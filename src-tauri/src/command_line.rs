@@ -86,13 +86,10 @@ mod tests {
 
     #[test]
     fn global_flags_before_the_subcommand_move_after_it() {
-        assert_eq!(moved(&["--data-dir", "/x", "--json", "navigate", "https://a.test"]), [
-            "navigate",
-            "--data-dir",
-            "/x",
-            "--json",
-            "https://a.test"
-        ]);
+        assert_eq!(
+            moved(&["--data-dir", "/x", "--json", "navigate", "https://a.test"]),
+            ["navigate", "--data-dir", "/x", "--json", "https://a.test"]
+        );
         assert_eq!(moved(&["--data-dir=/x", "-s", "sess-1", "navigate", "u"]), ["navigate", "--data-dir=/x", "-s", "sess-1", "u"]);
         assert_eq!(moved(&["-ssess-1", "--session=sess-2", "navigate"]), ["navigate", "-ssess-1", "--session=sess-2"]);
         assert_eq!(moved(&["--json", "session", "--data-dir", "/x", "list"]), ["session", "list", "--json", "--data-dir", "/x"]);

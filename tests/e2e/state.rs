@@ -143,7 +143,11 @@ fn a_state_file_imports_from_where_it_is_by_absolute_path_and_from_the_clis_dire
         (theirs.display().to_string(), "inside_data_dir"),
     ] {
         let error = session.fails("storage_state", json!({ "action": "import", "path": path }), 400, "E_BAD_REQUEST");
-        assert_eq!((error["details"]["field"].as_str(), error["details"]["reason"].as_str()), (Some("path"), Some(reason)), "{path}: {error}");
+        assert_eq!(
+            (error["details"]["field"].as_str(), error["details"]["reason"].as_str()),
+            (Some("path"), Some(reason)),
+            "{path}: {error}"
+        );
     }
     assert_eq!(session.ok("cookies", json!({ "action": "get" }))["cookies"], json!([]), "nothing was imported");
     // Export still writes a plain name in artifacts/ only.

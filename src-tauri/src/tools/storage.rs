@@ -278,7 +278,11 @@ fn import_file(context: &ToolContext, raw: &str) -> Result<PathBuf> {
         ));
     }
     if context.sessions.policy().guards(path, Some(&context.session.dirs.root)) {
-        return Err(refused_path(raw, "inside_data_dir", format!("{raw} is inside the daemon's data directory: import a file of your own")));
+        return Err(refused_path(
+            raw,
+            "inside_data_dir",
+            format!("{raw} is inside the daemon's data directory: import a file of your own"),
+        ));
     }
     Ok(path.to_path_buf())
 }
@@ -309,8 +313,8 @@ async fn read_state_file(path: PathBuf, shown: String) -> Result<StorageState> {
         if bytes.len() as u64 > MAX_STATE_FILE {
             return Err(too_large());
         }
-        let value: Value = serde_json::from_slice(&bytes)
-            .map_err(|error| refused_path(&shown, "not_json", format!("{shown} is not JSON: {error}")))?;
+        let value: Value =
+            serde_json::from_slice(&bytes).map_err(|error| refused_path(&shown, "not_json", format!("{shown} is not JSON: {error}")))?;
         storage_check::state(&value, "")
     })
     .await
@@ -411,7 +415,12 @@ mod tests {
             (elsewhere.path().display().to_string(), "not_a_file"),
         ] {
             let error = call_session_tool(&fixture, "storage_state", json!({ "action": "import", "path": path })).await.unwrap_err();
-            assert_eq!((error.details["field"].as_str(), error.details["reason"].as_str()), (Some("path"), Some(reason)), "{path}: {}", error.message);
+            assert_eq!(
+                (error.details["field"].as_str(), error.details["reason"].as_str()),
+                (Some("path"), Some(reason)),
+                "{path}: {}",
+                error.message
+            );
             assert!(error.message.starts_with("path: "), "{}", error.message);
         }
         std::fs::write(elsewhere.path().join("notes.txt"), "not json").unwrap();
