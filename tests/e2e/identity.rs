@@ -244,3 +244,37 @@ fn a_profile_remembers_what_its_first_session_asked_for() {
     let identity = identity_of(&own, &tab);
     assert_eq!((identity["timeZone"].clone(), identity["userAgent"].clone()), (json!("Asia/Tokyo"), json!("Own/2.0")), "{identity}");
 }
+
+#[test]
+fn a_refused_listed_value_names_its_field_and_what_is_allowed() {
+    let daemon = Daemon::start();
+    let lease = daemon.lease("agent-a");
+    // The document the daemon serves lists the values of both fields.
+    let document = request(lease.port, "GET", "/v1/openapi.json", &[], None).body;
+    let schemas = document["components"]["schemas"].to_string();
+    assert!(schemas.contains("\"dark\"") && schemas.contains("\"clipboard-write\""), "{schemas}");
+    let permissions = "expected one of `geolocation`, `notifications`, `clipboard-read`, `clipboard-write`";
+    for (body, field, allowed) in [
+        (json!({ "color_scheme": "purple" }), "color_scheme", "unknown variant `purple`, expected `light` or `dark`"),
+        (json!({ "permissions": ["teleport"] }), "permissions[0]", permissions),
+        (json!({ "permissions": ["geolocation", { "name": "teleport", "origins": ["https://example.com"] }] }), "permissions[1].name", permissions),
+        (json!({ "width": 800, "popups": "sometimes" }), "popups", "expected `deny` or `tab`"),
+    ] {
+        let refused = lease.try_session(body.clone());
+        assert_eq!((refused.status, refused.code()), (400, "E_BAD_REQUEST"), "{body}: {}", refused.body);
+        let error = &refused.body["error"];
+        assert_eq!(error["details"]["field"], field, "{body}: {error}");
+        let message = error["message"].as_str().unwrap();
+        // The wire's message is `<code>: <message>`.
+        assert!(message.starts_with(&format!("E_BAD_REQUEST: {field}: ")) && message.contains(allowed), "{body}: {message}");
+    }
+    // Refused whole: nothing opened.
+    let listed = request(lease.port, "GET", "/v1/sessions", &lease.headers(), None);
+    assert_eq!(listed.body["sessions"], json!([]), "{}", listed.body);
+
+    // A tool over MCP refuses the same way (one registry parses every surface's input).
+    let mut agent = McpProcess::start(&daemon, "agent-m");
+    let (failed, text) = agent.call("browser_grant_permissions", json!({ "permissions": ["teleport"] }));
+    assert!(failed && text.starts_with("E_BAD_REQUEST: permissions[0]: unknown variant `teleport`, "), "{text}");
+    assert!(text.contains(permissions) && text.contains(r#""field":"permissions[0]""#), "{text}");
+}

@@ -63,7 +63,10 @@ pub enum Permission {
 }
 
 /// A grant: a permission for every origin (a plain name) or for the listed origins.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+/// Read by hand (not as an untagged enum, whose refusal names neither the field nor the
+/// choices): a wrong name is refused listing the permissions, at its own path
+/// (`permissions[0]`, `permissions[1].name`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum PermissionGrant {
     /// Granted to every origin.
@@ -75,6 +78,42 @@ pub enum PermissionGrant {
         /// Origins (scheme, host and port; no path).
         origins: Vec<String>,
     },
+}
+
+impl<'de> Deserialize<'de> for PermissionGrant {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<PermissionGrant, D::Error> {
+        use serde::de::value::{MapAccessDeserializer, StrDeserializer};
+
+        /// `{name, origins}`.
+        #[derive(Deserialize)]
+        struct Origins {
+            name: Permission,
+            origins: Vec<String>,
+        }
+
+        struct Grant;
+        impl<'de> serde::de::Visitor<'de> for Grant {
+            type Value = PermissionGrant;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                formatter.write_str(
+                    "a permission (geolocation, notifications, clipboard-read, clipboard-write) or {\"name\": <permission>, \"origins\": [..]}",
+                )
+            }
+
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> std::result::Result<PermissionGrant, E> {
+                Permission::deserialize(StrDeserializer::<E>::new(name)).map(PermissionGrant::Everywhere)
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> std::result::Result<PermissionGrant, A::Error> {
+                // The map as given: a wrong field inside is named by its own path.
+                let Origins { name, origins } = Origins::deserialize(MapAccessDeserializer::new(map))?;
+                Ok(PermissionGrant::Origins { name, origins })
+            }
+        }
+
+        deserializer.deserialize_any(Grant)
+    }
 }
 
 /// What a session shows pages about itself; every field optional (WebKit's own otherwise).
@@ -309,6 +348,13 @@ mod tests {
             serde_json::from_value(serde_json::json!([{ "name": "geolocation", "origins": ["https://a.example/path"] }])).unwrap();
         assert!(check_permissions(&bad).is_err());
         assert!(serde_json::from_value::<Vec<PermissionGrant>>(serde_json::json!(["camera"])).is_err());
+        for (bad, field) in [(serde_json::json!(["teleport"]), "[0]"), (serde_json::json!(["geolocation", { "name": "teleport", "origins": [] }]), "[1].name")] {
+            let error = serde_path_to_error::deserialize::<_, Vec<PermissionGrant>>(bad).unwrap_err();
+            assert_eq!(error.path().to_string(), field);
+            assert!(error.inner().to_string().contains("expected one of `geolocation`, `notifications`, `clipboard-read`, `clipboard-write`"), "{error}");
+        }
+        let number = serde_json::from_value::<Vec<PermissionGrant>>(serde_json::json!([7])).unwrap_err().to_string();
+        assert!(number.contains("expected a permission (geolocation, "), "{number}");
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub const PRINT_TIMEOUT: Duration = Duration::from_secs(60);
 /// A paper: a named size, or one given in millimetres. Always read in portrait; the job's
 /// `landscape` turns it.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
-#[serde(untagged, expecting = "page_size must be \"A4\", \"Letter\", \"Legal\", \"A3\", \"A5\" or {\"width_mm\": .., \"height_mm\": ..}")]
+#[serde(untagged, expecting = "must be \"A4\", \"Letter\", \"Legal\", \"A3\", \"A5\" or {\"width_mm\": .., \"height_mm\": ..}")]
 pub enum PageSize {
     /// A paper by name.
     Named(PaperName),

@@ -85,6 +85,14 @@ fn one_cookie(value: &Value, field: &str) -> Result<Cookie> {
             ));
         }
     }
+    // A value outside its list first, as the input's parser names one.
+    let same_site = match object.get("sameSite") {
+        None | Some(Value::Null) => SameSite::Lax,
+        Some(Value::String(text)) if text == "Strict" => SameSite::Strict,
+        Some(Value::String(text)) if text == "Lax" => SameSite::Lax,
+        Some(Value::String(text)) if text == "None" => SameSite::None,
+        Some(_) => return Err(refused(&join(field, "sameSite"), "must be \"Strict\", \"Lax\" or \"None\"")),
+    };
     let name = text(object, field, "name")?.ok_or_else(|| refused(&join(field, "name"), "is missing"))?;
     let cookie_value = text(object, field, "value")?.ok_or_else(|| refused(&join(field, "value"), "is missing"))?;
     if name.is_empty() || name.contains(['=', ';', ',']) || name.chars().any(|c| c.is_control() || c.is_whitespace()) {
@@ -138,13 +146,6 @@ fn one_cookie(value: &Value, field: &str) -> Result<Cookie> {
                 format!("must be a number of Unix seconds (or -1 for a session cookie), not {}", kind(other)),
             ))
         }
-    };
-    let same_site = match object.get("sameSite") {
-        None | Some(Value::Null) => SameSite::Lax,
-        Some(Value::String(text)) if text == "Strict" => SameSite::Strict,
-        Some(Value::String(text)) if text == "Lax" => SameSite::Lax,
-        Some(Value::String(text)) if text == "None" => SameSite::None,
-        Some(_) => return Err(refused(&join(field, "sameSite"), "must be \"Strict\", \"Lax\" or \"None\"")),
     };
     Ok(Cookie {
         name,

@@ -98,6 +98,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
             serde_json::from_slice(&bytes).map_err(|error| Error::bad_request(format!("the body is not valid JSON: {error}")))?
         };
         crate::tools::whole_floats_to_integers(&mut value);
-        serde_json::from_value(value).map(ApiJson).map_err(|error| ApiError(Error::bad_request(format!("invalid request body: {error}"))))
+        // A refusal names the field's JSON path, as a tool's input does.
+        crate::tools::parse_strict(value, "invalid request body").map(ApiJson).map_err(ApiError)
     }
 }

@@ -4,6 +4,8 @@
 
 mod auth;
 mod devtools;
+#[cfg(test)]
+mod enum_tests;
 pub(crate) mod error;
 mod guard;
 mod openapi;
@@ -233,12 +235,18 @@ async fn call_action(
     ApiJson(request): ApiJson<ActionRequest>,
 ) -> Result<Json<Value>> {
     let mut input = request.action;
+    let named = |error: crate::error::Error| {
+        let message = format!("action.type: {}", error.message);
+        crate::error::Error::new(error.code, message).with_details(json!({ "field": "action.type" }))
+    };
     let name = match input.remove("type") {
         Some(Value::String(name)) => name,
-        _ => return Err(crate::error::Error::bad_request("action.type must name a tool, e.g. \"click\"").into()),
+        _ => return Err(named(crate::error::Error::bad_request("must name a tool, e.g. \"click\"")).into()),
     };
-    let output = state.registry.call(&name, context(&state, session), Value::Object(input)).await?;
-    Ok(Json(json!(output)))
+    state.registry.get(&name).map_err(named)?;
+    // The tool's input is the rest of `action`: a refused field is named where it was sent.
+    let output = state.registry.call(&name, context(&state, session), Value::Object(input)).await;
+    Ok(Json(json!(output.map_err(|error| crate::tools::nested_error(error, "action"))?)))
 }
 
 /// Query strings carry text; numbers and booleans become JSON numbers and booleans so the

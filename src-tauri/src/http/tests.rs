@@ -16,25 +16,25 @@ use crate::broker::Broker;
 use crate::testing::TempDir;
 use crate::tools::ToolRegistry;
 
-const BROKER_PORT: u16 = 7410;
+pub(super) const BROKER_PORT: u16 = 7410;
 
-struct Wire {
-    broker: Arc<Broker>,
+pub(super) struct Wire {
+    pub(super) broker: Arc<Broker>,
     _dir: TempDir,
 }
 
 impl Wire {
-    fn new() -> Wire {
+    pub(super) fn new() -> Wire {
         let (broker, dir) = test_broker(|settings| settings.daemon_port = BROKER_PORT);
         Wire { broker, _dir: dir }
     }
 
-    fn broker_token(&self) -> String {
+    pub(super) fn broker_token(&self) -> String {
         self.broker.token.expose().to_string()
     }
 
     /// A lease's router and its token.
-    fn lease(&self, agent: &str) -> (Router, String, u16) {
+    pub(super) fn lease(&self, agent: &str) -> (Router, String, u16) {
         let grant = self.broker.acquire(agent).unwrap();
         let lease = self.broker.lease(&grant.lease_id).unwrap();
         let port = lease.port;
@@ -42,7 +42,7 @@ impl Wire {
     }
 }
 
-struct Call {
+pub(super) struct Call {
     method: &'static str,
     path: String,
     host: String,
@@ -50,12 +50,12 @@ struct Call {
     body: Option<(String, String)>,
 }
 
-fn call(method: &'static str, path: &str, port: u16) -> Call {
+pub(super) fn call(method: &'static str, path: &str, port: u16) -> Call {
     Call { method, path: path.to_string(), host: format!("127.0.0.1:{port}"), headers: Vec::new(), body: None }
 }
 
 impl Call {
-    fn header(mut self, name: &'static str, value: &str) -> Call {
+    pub(super) fn header(mut self, name: &'static str, value: &str) -> Call {
         self.headers.push((name, value.to_string()));
         self
     }
@@ -63,7 +63,7 @@ impl Call {
         self.host = host.to_string();
         self
     }
-    fn json(mut self, body: Value) -> Call {
+    pub(super) fn json(mut self, body: Value) -> Call {
         self.body = Some(("application/json".into(), body.to_string()));
         self
     }
@@ -72,7 +72,7 @@ impl Call {
         self
     }
 
-    async fn send(self, router: &Router) -> (StatusCode, Value) {
+    pub(super) async fn send(self, router: &Router) -> (StatusCode, Value) {
         let mut request = Request::builder().method(self.method).uri(&self.path).header("host", &self.host);
         for (name, value) in &self.headers {
             request = request.header(*name, value);
@@ -91,7 +91,7 @@ impl Call {
     }
 }
 
-fn code(body: &Value) -> &str {
+pub(super) fn code(body: &Value) -> &str {
     body["error"]["code"].as_str().unwrap_or("")
 }
 

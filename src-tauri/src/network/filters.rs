@@ -76,7 +76,7 @@ impl std::str::FromStr for StatusFilter {
 impl<'de> Deserialize<'de> for StatusFilter {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<StatusFilter, D::Error> {
         #[derive(Deserialize)]
-        #[serde(untagged)]
+        #[serde(untagged, expecting = "expected a status (404 or \"404\") or a class (\"4xx\")")]
         enum Written {
             Number(u64),
             Text(String),

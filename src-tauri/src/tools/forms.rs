@@ -93,7 +93,7 @@ pub(super) fn select_tool() -> Tool {
 
 /// One option position or a list of them.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "expected an option's index (from 0) or a list of them")]
 pub(crate) enum OneOrManyIndex {
     /// One.
     One(u32),
@@ -103,7 +103,7 @@ pub(crate) enum OneOrManyIndex {
 
 /// One string or a list of strings.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "expected a string or a list of strings")]
 pub(crate) enum OneOrMany {
     /// One.
     One(String),

@@ -31,6 +31,7 @@ mod outcome;
 mod page_agent;
 #[cfg(test)]
 mod page_tests;
+mod parse;
 mod pdf;
 mod pdf_pages;
 mod pointer;
@@ -63,6 +64,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+pub use self::parse::{nested_error, parse_strict};
 use crate::engine::{FromAnswer, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::{Session, SessionTable};
@@ -344,8 +346,7 @@ impl Tool {
     ) -> Tool {
         let handle = Arc::new(handle);
         let parse: Parser = Arc::new(move |raw| {
-            let input: Input =
-                serde_json::from_value(raw).map_err(|error| Error::bad_request(format!("invalid input for {name}: {error}")))?;
+            let input: Input = parse_strict(raw, &format!("invalid input for {name}"))?;
             let handle = handle.clone();
             let prepared: Prepared = Box::new(move |context| {
                 Box::pin(async move {

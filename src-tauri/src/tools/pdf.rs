@@ -320,8 +320,9 @@ mod tests {
 
     #[test]
     fn an_unknown_paper_is_refused_by_name() {
-        let error = serde_json::from_value::<PdfInput>(json!({ "page_size": "B5" })).unwrap_err();
-        assert!(error.to_string().starts_with("page_size must be "), "{error}");
+        let error = crate::tools::parse_strict::<PdfInput>(json!({ "page_size": "B5" }), "invalid input for pdf").unwrap_err();
+        assert!(error.message.starts_with("page_size: must be \"A4\", "), "{}", error.message);
+        assert_eq!(error.details["field"], "page_size");
         let input: PdfInput = serde_json::from_value(json!({ "page_size": { "width_mm": 100, "height_mm": 150 } })).unwrap();
         assert_eq!(input.page_size.unwrap().size_mm(), (100.0, 150.0));
         let input: PdfInput = serde_json::from_value(json!({ "page_size": "letter" })).unwrap();

@@ -99,11 +99,11 @@ async fn bad_inputs_are_refused_naming_the_field_before_anything_is_printed() {
         (json!({ "path": "out.png" }), "path "),
         (json!({ "page_ranges": "3-1" }), "page_ranges: "),
         (json!({ "page_ranges": "0" }), "page_ranges: "),
-        (json!({ "page_size": "B5" }), "invalid input for pdf: page_size must be "),
+        (json!({ "page_size": "B5" }), "page_size: must be "),
         (json!({ "page_size": { "width_mm": 1, "height_mm": 100 } }), "page_size.width_mm "),
         (json!({ "margins_mm": { "left": -1 } }), "margins_mm.left "),
         (json!({ "margins_mm": { "top": 200, "bottom": 200 } }), "margins_mm "),
-        (json!({ "scale": 2 }), "invalid input for pdf: unknown field `scale`"),
+        (json!({ "scale": 2 }), "scale: unknown field `scale`"),
     ];
     for (input, named) in refused {
         let error = bench.call("pdf", input.clone()).await.unwrap_err();
