@@ -257,7 +257,11 @@ fn a_refused_listed_value_names_its_field_and_what_is_allowed() {
     for (body, field, allowed) in [
         (json!({ "color_scheme": "purple" }), "color_scheme", "unknown variant `purple`, expected `light` or `dark`"),
         (json!({ "permissions": ["teleport"] }), "permissions[0]", permissions),
-        (json!({ "permissions": ["geolocation", { "name": "teleport", "origins": ["https://example.com"] }] }), "permissions[1].name", permissions),
+        (
+            json!({ "permissions": ["geolocation", { "name": "teleport", "origins": ["https://example.com"] }] }),
+            "permissions[1].name",
+            permissions,
+        ),
         (json!({ "width": 800, "popups": "sometimes" }), "popups", "expected `deny` or `tab`"),
     ] {
         let refused = lease.try_session(body.clone());

@@ -348,10 +348,16 @@ mod tests {
             serde_json::from_value(serde_json::json!([{ "name": "geolocation", "origins": ["https://a.example/path"] }])).unwrap();
         assert!(check_permissions(&bad).is_err());
         assert!(serde_json::from_value::<Vec<PermissionGrant>>(serde_json::json!(["camera"])).is_err());
-        for (bad, field) in [(serde_json::json!(["teleport"]), "[0]"), (serde_json::json!(["geolocation", { "name": "teleport", "origins": [] }]), "[1].name")] {
+        for (bad, field) in [
+            (serde_json::json!(["teleport"]), "[0]"),
+            (serde_json::json!(["geolocation", { "name": "teleport", "origins": [] }]), "[1].name"),
+        ] {
             let error = serde_path_to_error::deserialize::<_, Vec<PermissionGrant>>(bad).unwrap_err();
             assert_eq!(error.path().to_string(), field);
-            assert!(error.inner().to_string().contains("expected one of `geolocation`, `notifications`, `clipboard-read`, `clipboard-write`"), "{error}");
+            assert!(
+                error.inner().to_string().contains("expected one of `geolocation`, `notifications`, `clipboard-read`, `clipboard-write`"),
+                "{error}"
+            );
         }
         let number = serde_json::from_value::<Vec<PermissionGrant>>(serde_json::json!([7])).unwrap_err().to_string();
         assert!(number.contains("expected a permission (geolocation, "), "{number}");

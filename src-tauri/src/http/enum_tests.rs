@@ -10,8 +10,8 @@ use axum::http::StatusCode;
 use axum::Router;
 use serde_json::{json, Map, Value};
 
-use super::tests::{call, code, Wire, BROKER_PORT};
 use super::broker_router;
+use super::tests::{call, code, Wire, BROKER_PORT};
 
 /// The value no list allows.
 const BAD: &str = "no-such-value";
@@ -194,7 +194,9 @@ fn listed_places(document: &Value, schema: &Value, steps: Vec<Step>, places: &mu
     }
     for (name, property) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
         let mut inner = steps.clone();
-        let around = required(schema).filter(|other| *other != name).map(|other| (other.to_string(), choices(document, &schema["properties"][other])));
+        let around = required(schema)
+            .filter(|other| *other != name)
+            .map(|other| (other.to_string(), choices(document, &schema["properties"][other])));
         inner.push(Step::Field(name.clone(), around.collect()));
         listed_places(document, property, inner, places);
     }
@@ -290,10 +292,12 @@ async fn every_listed_field_of_every_request_refuses_another_value_by_its_path()
     let mut sent = send_bad_values(&broker, BROKER_PORT, &broker_document, &broker_headers, "").await;
 
     let (lease, lease_token, port) = wire.lease("agent-a");
-    let (status, session) = call("POST", "/v1/sessions", port).header("x-malo-lease-token", &lease_token).json(json!({})).send(&lease).await;
+    let (status, session) =
+        call("POST", "/v1/sessions", port).header("x-malo-lease-token", &lease_token).json(json!({})).send(&lease).await;
     assert_eq!(status, StatusCode::OK, "{session}");
     let id = session["session_id"].as_str().unwrap();
-    let headers = [("x-malo-lease-token", lease_token.clone()), ("x-malo-session-token", session["session_token"].as_str().unwrap().into())];
+    let headers =
+        [("x-malo-lease-token", lease_token.clone()), ("x-malo-session-token", session["session_token"].as_str().unwrap().into())];
     let lease_document = document(&lease, port).await;
     sent.extend(send_bad_values(&lease, port, &lease_document, &headers, id).await);
 
@@ -314,7 +318,8 @@ async fn every_listed_field_of_every_request_refuses_another_value_by_its_path()
     ] {
         assert!(reached(route, field), "the walk did not reach {route} {field}");
     }
-    let tools = sent.iter().filter(|sent| sent.route.contains("/tools/")).map(|sent| &sent.route).collect::<std::collections::BTreeSet<_>>();
+    let tools =
+        sent.iter().filter(|sent| sent.route.contains("/tools/")).map(|sent| &sent.route).collect::<std::collections::BTreeSet<_>>();
     assert!(tools.len() >= 20 && sent.len() >= 35, "{} tools, {} values", tools.len(), sent.len());
     // No refused body opened a session: the one session is still alone.
     let (_, listed) = call("GET", "/v1/sessions", port).header("x-malo-lease-token", &lease_token).send(&lease).await;
