@@ -71,6 +71,8 @@ fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> DaemonError {
 
 /// Runs the daemon until it is asked to quit.
 pub fn run_daemon(args: DaemonArgs) -> Result<(), DaemonError> {
+    // Before any thread allocates: how the allocator gives memory back (`memory.rs`).
+    crate::memory::configure();
     let settings = Settings::from_args(&args)?;
     let lock = Arc::new(InstanceLock::acquire(&settings.data_dir)?);
     // A policy the person wrote and broke is not ignored: the daemon does not start on it.

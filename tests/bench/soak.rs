@@ -3,10 +3,11 @@
 //! screenshots, request and console logs, tabs). Prints the calls, errors by code, p50/p99
 //! per tool, memory (PSS of the daemon and its WebKit processes) at the start, middle, end
 //! and after every lease is released, the main thread's figures from `GET /v1/stats`, and
-//! what was left behind (processes, ports, files, descriptors).
+//! what was left behind (processes, ports, files, descriptors). The daemon's RSS must be
+//! back within 50 MiB of its idle size 30 s after every lease is released.
 //!
 //! `scripts/soak.sh [agents] [sessions] [minutes]` (default 8 4 8). Exits non-zero on any
-//! error or leftover.
+//! error or leftover, or when memory does not come back.
 
 #[path = "../e2e/harness/mod.rs"]
 mod harness;
@@ -19,6 +20,10 @@ use std::time::{Duration, Instant};
 
 use harness::*;
 use serde_json::{json, Value};
+
+/// How far above its idle size the daemon's RSS may stay 30 s after every lease is
+/// released.
+const RETURN_GOAL_MIB: f64 = 50.0;
 
 #[derive(Default)]
 struct Tally {
@@ -60,6 +65,7 @@ fn main() {
     std::thread::sleep(Duration::from_millis(500));
     let measure = || (pss_kib(daemon.pid), rss_kib(daemon.pid), anonymous_kib(daemon.pid));
     let base = measure();
+    probe("idle", daemon.pid);
     let mut by_mapping = vec![("at start", rss_by_mapping_kib(daemon.pid))];
     let leases: Vec<Lease> = (0..agents).map(|index| daemon.lease(&format!("soak-{index}"))).collect();
     let lease_ports: Vec<u16> = leases.iter().map(|lease| lease.port).collect();
@@ -107,6 +113,7 @@ fn main() {
     let stats = request(daemon.port, "GET", "/v1/stats", &daemon.broker_headers(), None).body;
 
     // Release everything; then nothing may be left.
+    let released_at = Instant::now();
     for lease in &leases {
         let released = request(daemon.port, "DELETE", &format!("/v1/leases/{}", lease.id), &daemon.broker_headers(), None);
         record(&tally, "release_lease", Duration::ZERO, &released);
@@ -114,9 +121,10 @@ fn main() {
     let settled = eventually(Duration::from_secs(20), || webkit_children(daemon.pid).is_empty());
     std::thread::sleep(Duration::from_secs(2));
     memory.push(("after release", measure()));
-    std::thread::sleep(Duration::from_secs(20));
-    memory.push(("20 s after release", measure()));
-    by_mapping.push(("20 s after release", rss_by_mapping_kib(daemon.pid)));
+    std::thread::sleep(Duration::from_secs(30).saturating_sub(released_at.elapsed()));
+    memory.push(("30 s after release", measure()));
+    probe("30 s after release", daemon.pid);
+    by_mapping.push(("30 s after release", rss_by_mapping_kib(daemon.pid)));
 
     let tally = tally.lock().unwrap();
     println!();
@@ -146,6 +154,18 @@ fn main() {
         let kinds: Vec<String> = kinds.iter().map(|(kind, kib)| format!("{kind} {:.1}", mib(kib))).collect();
         println!("  the daemon's RSS {when}, by mapping: {}", kinds.join(", "));
     }
+    // The goal: 30 s after every lease is released, the daemon is back within 50 MiB of
+    // its idle size before the run.
+    let (_, idle_rss, _) = base;
+    let (_, released_rss, _) = memory.last().expect("measured after release").1;
+    let returned = released_rss.saturating_sub(idle_rss) as f64 / 1024.0 <= RETURN_GOAL_MIB;
+    println!(
+        "daemon RSS idle before the run {:.1} MiB, 30 s after release {:.1} MiB: {:+.1} MiB (goal: within {RETURN_GOAL_MIB:.0} MiB of idle: {})",
+        mib(&idle_rss),
+        mib(&released_rss),
+        (released_rss as f64 - idle_rss as f64) / 1024.0,
+        if returned { "met" } else { "NOT met" }
+    );
     let main_thread = &stats["main_thread"];
     let summary = |figures: &Value| {
         format!("n {} p50 {} ms p99 {} ms max {} ms", figures["count"], figures["p50_ms"], figures["p99_ms"], figures["max_ms"])
@@ -169,11 +189,19 @@ fn main() {
         ports.len(),
         files.len()
     );
-    if errors > 0 || !settled || !processes.is_empty() || !ports.is_empty() || !files.is_empty() {
+    if errors > 0 || !settled || !processes.is_empty() || !ports.is_empty() || !files.is_empty() || !returned {
         println!("SOAK FAILED");
         std::process::exit(1);
     }
-    println!("soak passed: 0 errors, 0 leftovers");
+    println!("soak passed: 0 errors, 0 leftovers, memory back within {RETURN_GOAL_MIB:.0} MiB of idle");
+}
+
+/// Runs `$MALO_SOAK_PROBE <moment> <daemon pid>` when set: a way to look inside the daemon
+/// (its smaps, gdb's `malloc_info`) at the moments the soak compares.
+fn probe(moment: &str, pid: u32) {
+    if let Ok(command) = std::env::var("MALO_SOAK_PROBE") {
+        let _ = std::process::Command::new(command).arg(moment).arg(pid.to_string()).status();
+    }
 }
 
 fn build() -> &'static str {

@@ -642,6 +642,33 @@ mod tests {
         closes_at_the_idle_limit(&table, &session).await;
     }
 
+    /// A closed session's state (event log, tabs and their logs, capture) goes with it:
+    /// nothing the table or its services keep holds on to it (a soak's memory came back
+    /// only as far as this).
+    #[tokio::test]
+    async fn nothing_of_a_closed_session_stays_behind() {
+        let (table, _data_dir) = table_over_fake_engine();
+        let session = table.create(CreateSession::default()).await.unwrap();
+        let tab = session.tabs.list().pop().expect("the session's first tab");
+        let kept = (
+            Arc::downgrade(&session),
+            Arc::downgrade(&session.events),
+            Arc::downgrade(&session.tabs),
+            Arc::downgrade(&session.capture),
+            Arc::downgrade(&session.downloads),
+            Arc::downgrade(&tab),
+        );
+        let id = session.id.clone();
+        drop((session, tab));
+        table.close(&id, "requested").await.unwrap();
+        assert!(kept.0.upgrade().is_none(), "the session is dropped");
+        assert!(kept.1.upgrade().is_none(), "its event log is dropped");
+        assert!(kept.2.upgrade().is_none(), "its tabs are dropped");
+        assert!(kept.3.upgrade().is_none(), "its response capture is dropped");
+        assert!(kept.4.upgrade().is_none(), "its downloads are dropped");
+        assert!(kept.5.upgrade().is_none(), "its tab's state (traffic, console) is dropped");
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_session_is_not_idle_while_a_call_is_in_flight() {
         let (table, _data_dir) = table_over_fake_engine();
