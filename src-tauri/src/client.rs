@@ -52,7 +52,15 @@ impl ApiClient {
     pub fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Value> {
         let url = format!("{}{path}", self.base);
         let unreachable = |error: ureq::Error| {
-            Error::new(ErrorCode::EngineUnavailable, format!("cannot reach the malo daemon at {}: {error}", self.base))
+            // Refused before anything was sent: nothing happened, the call may go elsewhere.
+            let refused = matches!(&error, ureq::Error::ConnectionFailed)
+                || matches!(&error, ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused);
+            let error = Error::new(ErrorCode::EngineUnavailable, format!("cannot reach the malo daemon at {}: {error}", self.base));
+            if refused {
+                error.with_details(serde_json::json!({ "refused": true }))
+            } else {
+                error
+            }
         };
         let mut response = match (method, body) {
             ("GET", _) => self.with_headers(self.agent.get(&url)).call().map_err(unreachable)?,
@@ -158,6 +166,9 @@ pub struct SavedLease {
     pub token: Option<String>,
     /// Session id and session token of each session it opened, oldest first.
     pub sessions: Vec<(String, String)>,
+    /// The pid of the daemon that granted the lease (its `broker.json`'s).
+    #[serde(default)]
+    pub broker_pid: Option<u32>,
 }
 
 impl LeaseClient {
@@ -176,6 +187,20 @@ impl LeaseClient {
         })
     }
 
+    /// The lease a previous run saved, used without asking the broker (a tool call renews
+    /// a lease as a heartbeat does): `None` when nothing complete was saved.
+    pub fn resume(saved: &SavedLease) -> Option<LeaseClient> {
+        let (lease_id, endpoint, token) = (saved.lease_id.clone()?, saved.endpoint.clone()?, saved.token.clone()?);
+        Some(LeaseClient {
+            lease_id,
+            api: ApiClient::new(&endpoint, vec![("x-malo-lease-token", token.clone())]),
+            endpoint,
+            expires_at: String::new(),
+            token,
+            sessions: Arc::new(Mutex::new(saved.sessions.clone())),
+        })
+    }
+
     /// The sessions a previous run of the same lease opened (when the lease is the same).
     pub fn adopt(&self, saved: &SavedLease) {
         if saved.lease_id.as_deref() == Some(self.lease_id.as_str()) {
@@ -190,6 +215,7 @@ impl LeaseClient {
             endpoint: Some(self.endpoint.clone()),
             token: Some(self.token.clone()),
             sessions: self.book().clone(),
+            broker_pid: None,
         }
     }
 

@@ -23,8 +23,10 @@ fn main() -> ExitCode {
         eprintln!("malo: {}", malo::daemon_binary::hand_over(&args));
         return ExitCode::FAILURE;
     }
-    let registry = ToolRegistry::standard();
-    let command = Cli::command().subcommands(malo::cli::commands(&registry));
+    // A tool's command needs that tool's schema only (most of a CLI call's own time).
+    let first = args.first().and_then(|word| word.to_str());
+    let registry = first.and_then(ToolRegistry::for_command).unwrap_or_else(ToolRegistry::standard);
+    let command = Cli::command().subcommands(malo::cli::commands_for(&registry, first));
     let args = global_flags_after_subcommand(&given, &command);
     let matches = command.clone().get_matches_from(std::iter::once(program).chain(args.iter().cloned()));
     if let Some((name, sub_matches)) = matches.subcommand() {

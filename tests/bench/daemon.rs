@@ -6,6 +6,7 @@
 //! the shared benchmark pages (`../shared/bench`) when present, else on the test fixtures.
 
 mod busy;
+mod cli;
 mod coldstart;
 #[path = "../e2e/harness/mod.rs"]
 mod harness;
@@ -106,6 +107,15 @@ fn main() {
             return;
         }
         busy::many_sessions(&Daemon::start(), &fixtures);
+        return;
+    }
+    // `bench cli`: the CLI on a pipe against agent-browser's.
+    if std::env::args().nth(1).as_deref() == Some("cli") {
+        if !shared {
+            println!("(the CLI comparison needs the shared benchmark pages)");
+            return;
+        }
+        cli::cli_side_by_side(&fixtures);
         return;
     }
     // `bench live`: the live view (latency, frames per second, bytes, CPU while still).

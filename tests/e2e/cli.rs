@@ -1,6 +1,7 @@
 //! The CLI as a person or a coding agent types it (issue #31): positional arguments on a
 //! fixture page, `@e12` refs, the default session opened on first use and ended by `malo
-//! close`, text on a terminal and JSON on a pipe, exit codes, shell completions, `malo skill`.
+//! close`, the same text on a terminal and on a pipe (issue #43: a coding agent's shell
+//! tool reads a pipe), JSON with `--json`, exit codes, shell completions, `malo skill`.
 
 use std::path::Path;
 use std::process::Command;
@@ -49,44 +50,55 @@ fn page_commands_take_positional_arguments_and_open_a_session_of_their_own() {
     let (code, out, err) = run(&["navigate", &fixtures.url("/f/actions.html")]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("malo: opened session sess-"), "{err}");
-    assert_eq!(json(&out)["title"], "actions", "a pipe gets JSON");
-    let (code, text, err) = run(&["snapshot", "--format", "text"]);
+    assert_eq!(out, format!("actions\n200 {}\n", fixtures.url("/f/actions.html")), "a pipe gets text: the title, the status and URL");
+    let (code, text, err) = run(&["snapshot"]);
     assert_eq!(code, 0, "{err}");
-    assert!(text.starts_with("page: actions"), "the text form asked for: {text}");
+    assert!(text.starts_with("page: actions"), "a snapshot is its text form on a pipe: {text}");
     assert!(!err.contains("opened session"), "said once: {err}");
     let ref_of = |name: &str| text.lines().find(|line| line.contains(name)).unwrap().split(' ').next().unwrap().to_string();
     let (user, save) = (ref_of("textbox \"User name\""), ref_of("button \"Save\""));
 
     // fill <ref|selector> <text>, the ref written as @e12.
     let (code, out, err) = run(&["fill", &format!("@{user}"), "typed by position"]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(json(&out)["value"], "typed by position");
-    // click <ref|selector>.
-    let (code, out, err) = run(&["click", &save]);
+    assert_eq!((code, out.as_str()), (0, "ok\n"), "{err}");
+    // click <ref|selector>; --json gives the daemon's JSON.
+    let (code, out, err) = run(&["click", &save, "--json"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(json(&out)["target"]["name"], "Save");
     // select <ref|selector> <value>, eval <expression>.
     let (code, _, err) = run(&["select", "#color", "g"]);
     assert_eq!(code, 0, "{err}");
     let (code, out, err) = run(&["eval", "document.querySelector('#color').value"]);
-    assert_eq!((code, json(&out)["value"].clone()), (0, Value::from("g")), "{err}");
+    assert_eq!((code, out.as_str()), (0, "g\n"), "{err}");
+    let (code, out, err) = run(&["extract", "#color", "--mode", "value"]);
+    assert_eq!((code, out.as_str()), (0, "g\n"), "one match, not cut: the value alone: {err}");
     // press <key>, type <text>, on the focused field.
     for args in [&["click", "#user"][..], &["press", "End"], &["type", "!"]] {
         let (code, _, err) = run(args);
         assert_eq!(code, 0, "{args:?}: {err}");
     }
-    let (_, out, _) = run(&["evaluate", "document.querySelector('#user').value"]);
+    let (_, out, _) = run(&["evaluate", "document.querySelector('#user').value", "--json"]);
     assert_eq!(json(&out)["value"], "typed by position!");
+    // What the page logged, as lines.
+    let (code, _, err) = run(&["eval", "console.log('said to the console')"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&["console"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("said to the console") && !out.starts_with('{'), "{out}");
     // wait-for <text>; flags still work beside positionals.
-    let (code, out, err) = run(&["wait-for", "Actions", "--timeout-ms", "5000"]);
+    let (code, out, err) = run(&["wait-for", "Actions", "--timeout-ms", "5000", "--json"]);
     assert_eq!((code, json(&out)["ok"].clone()), (0, Value::Bool(true)), "{err}");
     let (code, _, err) = run(&["assert", "--selector", "#user", "--value", "typed by position!"]);
     assert_eq!(code, 0, "{err}");
     // screenshot -o FILE.
     let (code, out, err) = run(&["screenshot", "-o", "shot.png"]);
     assert_eq!(code, 0, "{err}");
-    assert!(json(&out)["output"].as_str().unwrap().ends_with("shot.png"));
+    let written = dir.0.join("shot.png").display().to_string();
+    assert!(out.starts_with(&format!("{written} (")) && out.ends_with(")\n") && out.contains('x'), "where it went, and its size: {out}");
     assert!(std::fs::read(dir.0.join("shot.png")).unwrap().starts_with(b"\x89PNG"));
+    let (code, out, err) = run(&["screenshot", "-o", "again.png", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(json(&out)["output"].as_str().unwrap().ends_with("again.png"));
 
     // Errors keep their code and exit 1; a command line clap refuses exits 2.
     let (code, _, err) = run(&["click", "#nothing-here", "--timeout-ms", "300"]);
@@ -99,7 +111,7 @@ fn page_commands_take_positional_arguments_and_open_a_session_of_their_own() {
 
     // close ends the default session; then there is none to close, and the next page
     // command opens another.
-    let (code, out, err) = run(&["close"]);
+    let (code, out, err) = run(&["close", "--json"]);
     assert_eq!((code, json(&out)["closed"].clone()), (0, Value::Bool(true)), "{err}");
     let (code, _, err) = run(&["close"]);
     assert_eq!(code, 1);
@@ -121,7 +133,7 @@ fn a_terminal_gets_text_and_json_only_when_asked() {
     let (code, shown) = run(&["navigate", &fixtures.url("/f/actions.html")]);
     assert_eq!(code, 0, "{shown}");
     assert!(shown.contains("malo: opened session sess-"), "{shown}");
-    assert!(shown.contains("title: actions") && shown.contains("navigation: 200 "), "{shown}");
+    assert!(shown.contains(&format!("actions\n200 {}", fixtures.url("/f/actions.html"))), "{shown}");
     // On a terminal a snapshot is its text form unless asked otherwise.
     let (code, shown) = run(&["snapshot"]);
     assert_eq!(code, 0, "{shown}");

@@ -126,7 +126,7 @@ fn the_cli_runs_the_same_flow_and_documents_each_tool() {
             Command::new(malo_binary()).args(args).arg("--data-dir").arg(&daemon.data_dir).env("DISPLAY", display()).output().unwrap();
         (output.status.success(), String::from_utf8_lossy(&output.stdout).to_string(), String::from_utf8_lossy(&output.stderr).to_string())
     };
-    let (ok, out, err) = cli(&["session", "new", "--width", "900", "--height", "700"]);
+    let (ok, out, err) = cli(&["session", "new", "--width", "900", "--height", "700", "--json"]);
     assert!(ok, "{err}");
     let session: Value = serde_json::from_str(&out).unwrap();
     assert!(session.get("session_token").is_none(), "tokens stay in cli.json");
@@ -136,7 +136,7 @@ fn the_cli_runs_the_same_flow_and_documents_each_tool() {
     let (ok, text, _) = cli(&["snapshot", "-s", id, "--format", "text"]);
     assert!(ok && text.starts_with("page: actions"), "{text}");
     let save = text.lines().find(|line| line.contains("button \"Save\"")).unwrap().split(' ').next().unwrap().to_string();
-    let (ok, out, err) = cli(&["click", "-s", id, "--ref", &save]);
+    let (ok, out, err) = cli(&["click", "-s", id, "--ref", &save, "--json"]);
     assert!(ok, "{err}");
     assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["target"]["name"], "Save");
     let (ok, _, err) = cli(&["fill", "--selector", "#user", "--text", "from the cli"]);

@@ -647,8 +647,7 @@ fn the_cli_lists_requests_a_line_each() {
     let mut listed = String::new();
     assert!(
         eventually(Duration::from_secs(10), || {
-            // A pipe gets JSON unless the call asks for the text form.
-            listed = cli(&["requests", "--format", "text"]);
+            listed = cli(&["requests"]);
             lists_fetches_done(&listed)
         }),
         "{listed}"
@@ -656,6 +655,6 @@ fn the_cli_lists_requests_a_line_each() {
     let id = check_fetches_list(&listed, &fixtures);
     assert_eq!(listed.lines().count(), FETCHES_PAGE_REQUESTS + 2, "{listed}");
     check_whole_record(&cli(&["requests", "--id", &id, "--format", "text"]), &fixtures);
-    let records: Value = serde_json::from_str(&cli(&["requests"])).unwrap();
+    let records: Value = serde_json::from_str(&cli(&["requests", "--json"])).unwrap();
     assert_eq!(records["requests"].as_array().unwrap().len(), FETCHES_PAGE_REQUESTS, "{records}");
 }

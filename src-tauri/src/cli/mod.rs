@@ -44,11 +44,16 @@ fn load(data_dir: &Path) -> SavedLease {
     std::fs::read(state_path(data_dir)).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default()
 }
 
-fn save(data_dir: &Path, lease: &LeaseClient) -> Result<()> {
+/// Saves the lease for later runs, unless `earlier` (what was loaded) says the same.
+fn save(data_dir: &Path, lease: &LeaseClient, broker_pid: Option<u32>, earlier: Option<&SavedLease>) -> Result<()> {
+    let saved = SavedLease { broker_pid, ..lease.saved() };
+    if earlier.is_some_and(|earlier| same(earlier, &saved)) {
+        return Ok(());
+    }
     let path = state_path(data_dir);
     let temporary = path.with_extension("json.tmp");
     let _ = std::fs::remove_file(&temporary);
-    let text = serde_json::to_vec_pretty(&lease.saved()).map_err(|error| Error::internal(error.to_string()))?;
+    let text = serde_json::to_vec_pretty(&saved).map_err(|error| Error::internal(error.to_string()))?;
     let write = || -> std::io::Result<()> {
         use std::io::Write;
         let mut file = std::fs::OpenOptions::new().create_new(true).write(true).mode(0o600).open(&temporary)?;
@@ -58,14 +63,19 @@ fn save(data_dir: &Path, lease: &LeaseClient) -> Result<()> {
     write().map_err(|error| Error::internal(format!("cannot save {}: {error}", path.display())))
 }
 
+fn same(one: &SavedLease, other: &SavedLease) -> bool {
+    (&one.lease_id, &one.endpoint, &one.token, &one.sessions, one.broker_pid)
+        == (&other.lease_id, &other.endpoint, &other.token, &other.sessions, other.broker_pid)
+}
+
 /// The data-dir flag every CLI subcommand takes.
 fn data_dir_arg() -> Arg {
     Arg::new("data-dir").long("data-dir").default_value(DEFAULT_DATA_DIR).help("The daemon's data directory")
 }
 
-/// `--json`: JSON even on a terminal (it is what a pipe gets anyway).
+/// `--json`: JSON instead of text, on a terminal and on a pipe alike.
 fn json_arg() -> Arg {
-    Arg::new("json").long("json").action(ArgAction::SetTrue).help("Print JSON (the default when stdout is not a terminal)")
+    Arg::new("json").long("json").action(ArgAction::SetTrue).help("Print the daemon's JSON instead of text")
 }
 
 /// The `lease`, `session`, `credentials`, `skill` and `completions` subcommands and one
@@ -99,6 +109,18 @@ pub fn commands(registry: &ToolRegistry) -> Vec<Command> {
     commands
 }
 
+/// [`commands`], or only the tool subcommand `first` (the command line's first word)
+/// names: a tool call's parser need not build the other sixty.
+pub fn commands_for(registry: &ToolRegistry, first: Option<&str>) -> Vec<Command> {
+    let named = |tool: &ToolDescription| {
+        first.is_some_and(|word| word == tool.name || word == tool.name.replace('_', "-") || Some(word) == tool.presentation.cli_alias)
+    };
+    match registry.catalogue().into_iter().find(named) {
+        Some(tool) => vec![args::tool_command(&tool)],
+        None => commands(registry),
+    }
+}
+
 /// Runs a CLI subcommand that `commands` defined; `None` when `name` is not one of them.
 /// `command_line` is the whole command line's definition (for completions).
 pub fn run(name: &str, matches: &ArgMatches, registry: &ToolRegistry, command_line: &Command) -> Option<Result<String>> {
@@ -109,7 +131,7 @@ pub fn run(name: &str, matches: &ArgMatches, registry: &ToolRegistry, command_li
         "completions" => return Some(Ok(completions(matches, command_line))),
         _ => {}
     }
-    let tool = registry.catalogue().into_iter().find(|tool| tool.name == name.replace('-', "_"));
+    let tool = registry.describe(&name.replace('-', "_"));
     if !matches!(name, "lease" | "session") && tool.is_none() {
         return None;
     }
@@ -138,12 +160,25 @@ fn dispatch(name: &str, matches: &ArgMatches, tool: Option<&ToolDescription>) ->
             return Err(Error::bad_request(format!("-o {file} is inside the daemon's data directory: write the file elsewhere")));
         }
     }
-    let lease = connect(&data_dir)?;
     if let Some(tool) = tool {
+        // The lease and session an earlier run saved, while the daemon that granted them
+        // runs: one request, no broker round trips.
+        let saved = load(&data_dir);
+        if let Some(lease) = resumable(&data_dir, &saved) {
+            match call_tool(&lease, tool, matches, reader) {
+                Err(error) if stale(&error) => {}
+                printed => {
+                    save(&data_dir, &lease, saved.broker_pid, Some(&saved))?;
+                    return printed;
+                }
+            }
+        }
+        let (lease, pid) = connect(&data_dir)?;
         let printed = call_tool(&lease, tool, matches, reader);
-        save(&data_dir, &lease)?;
+        save(&data_dir, &lease, Some(pid), None)?;
         return printed;
     }
+    let (lease, pid) = connect(&data_dir)?;
     let answer = match name {
         "lease" => {
             let listed = lease.list_sessions()?;
@@ -159,7 +194,7 @@ fn dispatch(name: &str, matches: &ArgMatches, tool: Option<&ToolDescription>) ->
             _ => return Err(Error::bad_request("use session new, list or close")),
         },
     };
-    save(&data_dir, &lease)?;
+    save(&data_dir, &lease, Some(pid), None)?;
     Ok(reader.answer(&answer))
 }
 
@@ -168,7 +203,7 @@ fn dispatch(name: &str, matches: &ArgMatches, tool: Option<&ToolDescription>) ->
 fn call_tool(lease: &LeaseClient, tool: &ToolDescription, matches: &ArgMatches, reader: Reader) -> Result<String> {
     let mut input = args::tool_input(&tool.input_schema, tool.presentation.positional, matches)?;
     args::absolute_paths(tool.presentation.local_paths, &mut input)?;
-    if let Some(fields) = input.as_object_mut().filter(|_| reader == Reader::Person) {
+    if let Some(fields) = input.as_object_mut().filter(|_| reader == Reader::Text) {
         crate::tools::apply_defaults(tool.presentation.cli_defaults, fields);
     }
     let spec = SessionOptions::default().spec(DEFAULT_SESSION_NAME);
@@ -204,12 +239,32 @@ fn announce(session: &str, replaced: Option<&str>) {
     }
 }
 
-/// The daemon (started if needed) and the CLI's lease, renewed on every run, with the
-/// sessions an earlier run opened under it.
-fn connect(data_dir: &Path) -> Result<LeaseClient> {
-    let (_info, broker) = ensure_broker(data_dir)?;
+/// The daemon (started if needed) and the CLI's lease, renewed, with the sessions an
+/// earlier run opened under it; and the daemon's pid.
+fn connect(data_dir: &Path) -> Result<(LeaseClient, u32)> {
+    let (info, broker) = ensure_broker(data_dir)?;
     let lease = LeaseClient::take(&broker, CLI_AGENT)?;
     lease.adopt(&load(data_dir));
-    save(data_dir, &lease)?;
-    Ok(lease)
+    save(data_dir, &lease, Some(info.pid), None)?;
+    Ok((lease, info.pid))
+}
+
+/// The saved lease, when the daemon that granted it still runs (its pid is still in
+/// `broker.json` and alive).
+fn resumable(data_dir: &Path, saved: &SavedLease) -> Option<LeaseClient> {
+    let pid = saved.broker_pid?;
+    let info = crate::broker::instance::read_broker_file(&data_dir.join("broker.json"))?;
+    // Where there is no /proc, never: the broker is asked.
+    let alive = info.pid == pid && Path::new(&format!("/proc/{pid}")).exists();
+    if !alive || saved.sessions.is_empty() {
+        return None;
+    }
+    LeaseClient::resume(saved)
+}
+
+/// Whether a call on a saved lease failed because the lease is gone (expired, or another
+/// daemon's port): nothing ran, and the call goes again through the broker.
+fn stale(error: &Error) -> bool {
+    matches!(error.code, ErrorCode::LeaseNotFound | ErrorCode::Unauthorized | ErrorCode::ShuttingDown)
+        || error.details["refused"] == true
 }

@@ -1,8 +1,8 @@
-//! What the CLI prints. Scripts get JSON (with `--json`, or whenever stdout is not a
-//! terminal); a person at a terminal gets compact text: a snapshot's text form, `ok` for an
-//! action (and a line for each thing it caused), a short line per field or listed item.
+//! What the CLI prints. On a terminal and on a pipe alike (a coding agent's shell tool
+//! reads a pipe) it prints compact text: a snapshot's or a request list's text form, `ok`
+//! for an action (and a line for each thing it caused), a short line per field or listed
+//! item. `--json` prints the daemon's JSON, for scripts.
 
-use std::io::IsTerminal;
 use std::path::Path;
 
 use base64::Engine as _;
@@ -11,33 +11,31 @@ use serde_json::{json, Value};
 use crate::error::{Error, Result};
 use crate::tools::{Attachment, ToolDescription};
 
-/// Who reads what the CLI prints.
+/// What the CLI prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reader {
-    /// A person at a terminal: compact text, and the CLI's defaults for people.
-    Person,
-    /// A script or an agent: JSON. `asked` when `--json` said so (then even a text form
-    /// the call asked for comes as JSON).
-    Script { asked: bool },
+    /// Compact text, with the CLI's defaults (text forms), for people and models.
+    Text,
+    /// JSON (`--json`), with the schema's own defaults: even a text form the call asked for
+    /// comes as JSON.
+    Json,
 }
 
 impl Reader {
-    /// `--json`, else whether stdout is a terminal.
+    /// `--json` or not; where stdout goes makes no difference.
     pub(crate) fn of(json_flag: bool) -> Reader {
         if json_flag {
-            Reader::Script { asked: true }
-        } else if std::io::stdout().is_terminal() {
-            Reader::Person
+            Reader::Json
         } else {
-            Reader::Script { asked: false }
+            Reader::Text
         }
     }
 
     /// Prints a daemon answer that is not a tool's result (a session, a list).
     pub(crate) fn answer(self, answer: &Value) -> String {
         match self {
-            Reader::Person => human(answer),
-            Reader::Script { .. } => pretty(answer),
+            Reader::Text => human(answer),
+            Reader::Json => pretty(answer),
         }
     }
 
@@ -45,19 +43,29 @@ impl Reader {
     /// holds to `output` when one was given.
     pub(crate) fn tool_result(self, tool: &ToolDescription, mut result: Value, output: Option<&Path>) -> Result<String> {
         // Only a tool whose result holds a file has `-o`.
+        let mut written = None;
         if let (Some(attachment), Some(file)) = (tool.presentation.attachment, output) {
-            save_attachment(attachment, &mut result, file)?;
+            written = Some(save_attachment(attachment, &mut result, file)?);
         }
         let text_form = tool.presentation.text_field.filter(|_| result["format"] == "text");
-        if let Some(field) = text_form.filter(|_| self != Reader::Script { asked: true }) {
+        if let Some(field) = text_form.filter(|_| self == Reader::Text) {
             return Ok(result[field].as_str().unwrap_or("").trim_end().to_string());
         }
         if result.get("ok") == Some(&Value::Bool(false)) {
             let tool = tool.name;
             return Err(Error::new(crate::error::ErrorCode::AssertionFailed, format!("{tool} did not pass:\n{}", pretty(&result))));
         }
-        if self != Reader::Person {
+        if self == Reader::Json {
             return Ok(pretty(&result));
+        }
+        // A result that is a file written with -o (a screenshot, a PDF): where it is, and
+        // the picture's size.
+        if let (Some(written), Some(Attachment::Result)) = (written, tool.presentation.attachment) {
+            let size = match (&result["width"], &result["height"]) {
+                (Value::Number(width), Value::Number(height)) => format!(" ({width}x{height})"),
+                _ => String::new(),
+            };
+            return Ok(format!("{written}{size}"));
         }
         let mut note = None;
         if let Some(holder) = tool.presentation.attachment.and_then(|attachment| attachment.holder(&mut result)) {
@@ -76,8 +84,8 @@ pub(crate) fn pretty(value: &Value) -> String {
 
 /// Writes the file a result holds to `file`: its base64 `data`, or a copy of the file its
 /// `path` names. The result then names `file` (absolute) as `output` instead of holding the
-/// bytes.
-fn save_attachment(attachment: Attachment, result: &mut Value, file: &Path) -> Result<()> {
+/// bytes. Answers that name.
+fn save_attachment(attachment: Attachment, result: &mut Value, file: &Path) -> Result<String> {
     let cannot = |error: std::io::Error| Error::bad_request(format!("cannot write {}: {error}", file.display()));
     let Some(holder) = attachment.holder(result) else {
         return Err(Error::internal(format!("the answer holds no file to write to {}", file.display())));
@@ -94,17 +102,27 @@ fn save_attachment(attachment: Attachment, result: &mut Value, file: &Path) -> R
         }
         (None, None) => return Err(Error::internal(format!("the answer holds no file to write to {}", file.display()))),
     }
+    let written = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf()).display().to_string();
     if let Some(object) = holder.as_object_mut() {
         object.remove("data");
-        let written = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
-        object.insert("output".into(), json!(written.display().to_string()));
+        object.insert("output".into(), json!(written));
     }
-    Ok(())
+    Ok(written)
 }
 
 /// Fields a person does not need to see: where the call stood in the log, how the page
 /// settled.
 const QUIET_FIELDS: [&str; 5] = ["tool", "seq", "settle", "cursor", "older_omitted"];
+
+/// Whether a field holds the value that says nothing happened out of the ordinary (a read
+/// that was not cut, one element matched, a page that did change, a list with no more):
+/// then it is left out.
+fn unremarkable(key: &str, value: &Value) -> bool {
+    matches!(
+        (key, value),
+        ("truncated", Value::Bool(false)) | ("navigated", Value::Bool(true)) | ("has_more", Value::Bool(false))
+    ) || (key == "matches" && value == 1)
+}
 
 /// A result as a person reads it.
 fn human(result: &Value) -> String {
@@ -115,17 +133,31 @@ fn human(result: &Value) -> String {
         caused(result, &mut lines);
         return lines.join("\n");
     }
-    let shown: Vec<(&String, &Value)> =
-        object.iter().filter(|(key, value)| !QUIET_FIELDS.contains(&key.as_str()) && !value.is_null() && key.as_str() != "tab").collect();
+    // A page loaded (navigate, history): its title, then `200 <url>`, then anything else.
+    let loaded = object.get("navigation").is_some_and(Value::is_object) && object.get("title").is_some_and(Value::is_string);
+    let mut lines = Vec::new();
+    if loaded {
+        lines.push(scalar(&object["title"]));
+        lines.push(navigation_line(&object["navigation"]));
+    }
+    let shown: Vec<(&String, &Value)> = object
+        .iter()
+        .filter(|(key, value)| !QUIET_FIELDS.contains(&key.as_str()) && !value.is_null() && key.as_str() != "tab")
+        .filter(|(key, value)| !unremarkable(key, value))
+        .filter(|(key, _)| !loaded || !matches!(key.as_str(), "title" | "navigation" | "url"))
+        .collect();
+    if loaded {
+        return lines.into_iter().chain(shown.iter().map(|(key, value)| format!("{key}: {}", scalar(value)))).collect::<Vec<_>>().join("\n");
+    }
     // A result of one field (evaluate's value): the value alone.
     if let [(_, value)] = shown.as_slice() {
         if !value.is_array() {
             return scalar(value);
         }
     }
-    let mut lines = Vec::new();
     for (key, value) in shown {
         match value {
+            Value::Array(items) if items.is_empty() => lines.push(format!("{key}: none")),
             Value::Array(items) if items.iter().any(Value::is_object) => {
                 lines.push(format!("{key}: {}", items.len()));
                 lines.extend(items.iter().map(|item| format!("  {}", item_line(item))));
@@ -235,5 +267,17 @@ mod tests {
         assert_eq!(human(&json!({ "value": { "a": 1 }, "tab": "t1", "seq": 3 })), "{\"a\":1}");
         let tabs = json!({ "selected": "t1", "tabs": [{ "tab": "t1", "title": "Hello page", "url": "http://x.test/", "selected": true, "opener": null }] });
         assert_eq!(human(&tabs), "selected: t1\ntabs: 1\n  t1  \"Hello page\"  http://x.test/  selected");
+    }
+
+    #[test]
+    fn a_page_load_is_its_title_and_status_and_a_plain_read_its_value() {
+        let loaded = json!({
+            "url": "http://x.test/a", "title": "Checkout", "navigated": true, "tab": "t1", "seq": 2,
+            "navigation": { "requested_url": "http://x.test/a", "url": "http://x.test/a", "http_status": 200, "net_error": null, "settle": {} }
+        });
+        assert_eq!(human(&loaded), "Checkout\n200 http://x.test/a");
+        assert_eq!(human(&json!({ "matches": 1, "truncated": false, "value": "Checkout", "tab": "t1" })), "Checkout");
+        assert_eq!(human(&json!({ "matches": 3, "truncated": true, "value": "Checkout" })), "matches: 3\ntruncated: true\nvalue: Checkout");
+        assert_eq!(human(&json!({ "entries": [], "has_more": false, "tab": "t1" })), "entries: none");
     }
 }

@@ -1,5 +1,5 @@
-//! `malo skill`: a short guide to the CLI for coding agents (a skill file, under 2,000
-//! tokens). Every command line it shows is built from the registry (the tool's CLI name
+//! `malo skill`: a short guide to the CLI for coding agents (a skill file, at most 1,000
+//! o200k tokens). Every command line it shows is built from the registry (the tool's CLI name
 //! and its positional arguments), and a test parses each one against the real command
 //! line, so the guide cannot name a tool or a flag that does not exist.
 
@@ -32,50 +32,42 @@ description: Browse the web from the shell with malo: open pages, read them as t
 
 malo drives hidden, isolated WebKit pages through a local daemon that starts on first use.
 The first page command opens a session (stderr says so); later commands reuse it, and
-`malo close` ends it. Output is JSON when piped (as in your shell tool); `--help` on any
-command lists its flags.
+`malo close` ends it. Output is short text, piped or not; `--json` gives the daemon's
+JSON. `--help` on any command lists its flags.
 
 ## The loop
 1. `{navigate}` loads a page and waits until it is quiet.
-2. `malo snapshot --format text` shows the page as lines; each interactive element has a
-   ref such as `e12`. Read it before acting. `--changes` shows only what changed.
-3. Act by ref (a CSS selector works too; `@e12` is the same ref):
-   `{click}`, `{fill}`, `{select}`, `{press}` (Enter, Tab, Control+A),
-   `{type}` (key by key), `{check}`, `{hover}`.
-   An action answers `ok: true` with what it caused: `navigated`, `downloads`, `popups`, `dialogs`.
-4. Check, then go on: `malo assert --text \"Welcome\"` exits 1 when it fails;
-   `{wait_for}` waits for a text (or `--selector`).
+2. `malo snapshot` shows the page as lines; each interactive element has a ref such as
+   `e12`. Read it before acting. `--changes` shows only what changed.
+3. Act by ref (or a CSS selector; `@e12` is the same ref): `{click}`, `{fill}`,
+   `{select}`, `{press}` (Enter, Control+A), `{type}` (key by key), `{check}`, `{hover}`.
+   An action prints `ok`, then what it caused (navigated, download, popup, dialog).
+4. Check: `malo assert --text \"Welcome\"` exits 1 when it fails; `{wait_for}` waits.
 5. After the page changes, snapshot again: old refs fail with `E_STALE_REF`.
 
-Read without a snapshot: `{extract}`, `{evaluate}` (JavaScript in the page).
+Read without a snapshot: `{extract}`, `{evaluate}` (JavaScript).
 
-## Screenshots
-`malo screenshot -o page.png`; `--full-page` for the whole document, `--ref e12` for
-one element, `--marks` draws every ref on the picture. `malo pdf -o page.pdf` prints it.
-
-## Tabs
-`{tab_new}`, `malo tab-list`, `{tab_select}`, `{tab_close}`. Page commands act on the
-selected tab, or on `--tab <tab>`. Popups open as tabs after `malo set-popup-policy --policy tab`.
-
-## Files
-Downloads land in the session's folder: clicks report them, `malo list-downloads` gives
-`saved_path`. Uploads without a dialog: `{set_file_input}`.
+## Pictures, tabs, files
+`malo screenshot -o page.png` (`--full-page`, `--ref e12`, `--marks` draws the refs);
+`malo pdf -o page.pdf`. Tabs: `{tab_new}`, `malo tab-list`, `{tab_select}`; page commands
+take `--tab <tab>`. Downloads land in the session's folder (`malo list-downloads`);
+upload with `{set_file_input}`.
 
 ## Asking a person
 For a login, a CAPTCHA or a QR code, do not guess: `malo login --mode watch` shows the page
-to the person and waits until they are logged in or press Done. `malo watch --show` shows it
-without waiting (`--show false` hands it back). Saved passwords: `malo login --mode password
---credential NAME` (a person stores them with
-`malo credentials add NAME --origin URL --username USER`; you never see them).
+to the person and waits until they are done. Saved passwords: `malo login --mode password
+--credential NAME` (you never see them).
 
 ## Errors
-A failure prints `E_CODE: message` on stderr and exits 1: `E_NOT_FOUND` (no such element),
-`E_STALE_REF` (snapshot again), `E_COVERED` or `E_NOT_VISIBLE` (close the overlay, scroll),
-`E_TIMEOUT`. Failed actions save a screenshot (`details.screenshot_path`).
+A failure prints `E_CODE: message` on stderr and exits 1: `E_NOT_FOUND`, `E_STALE_REF`
+(snapshot again), `E_COVERED` or `E_NOT_VISIBLE` (close the overlay, scroll), `E_TIMEOUT`.
 
 ## More
-Several sessions: `malo session new`, then `-s <session>` on any command. Network and
-console: `malo requests --format text`, `malo console`, `malo page-errors`.
+Several sessions: `malo session new`, then `-s <session>`. What the page loaded and
+logged: `malo requests`, `malo console`, `malo page-errors`.
+Over MCP (`malo mcp`) the core tools come first; groups add the rest: network, files,
+state, vision, pdf, devtools, person, sessions, or all (`--caps network,files`,
+`MALO_MCP_CAPS`, or a core tool asked at run time).
 All commands: {others}.
 ",
         navigate = u("navigate"),
@@ -91,7 +83,6 @@ All commands: {others}.
         evaluate = u("evaluate"),
         tab_new = u("tab_new"),
         tab_select = u("tab_select"),
-        tab_close = u("tab_close"),
         set_file_input = u("set_file_input"),
         others = others.join(", "),
     )
@@ -130,7 +121,7 @@ mod tests {
         let registry = ToolRegistry::standard();
         let text = skill(&registry);
         assert!(!text.contains("malo ?"), "a tool the registry does not have:\n{text}");
-        let command_line = clap::Command::new("malo").subcommands(super::super::commands(&registry));
+        let command_line = <crate::Cli as clap::CommandFactory>::command().subcommands(super::super::commands(&registry));
         let shown = shown_commands(&text);
         assert!(shown.len() > 20, "{shown:?}");
         for line in shown {
@@ -165,10 +156,13 @@ mod tests {
     }
 
     #[test]
-    fn the_guide_is_under_two_thousand_tokens() {
+    fn the_guide_is_at_most_a_thousand_tokens_and_teaches_text_json_and_the_groups() {
         let text = skill(&ToolRegistry::standard());
         let tokens = tiktoken_rs::o200k_base().expect("the o200k tokenizer").encode_with_special_tokens(&text).len();
-        assert!(tokens < 2000, "{tokens} tokens");
+        assert!(tokens <= 1000, "{tokens} tokens");
+        for taught in ["--json", "--caps", "MALO_MCP_CAPS", "network", "files", "state", "vision", "pdf", "devtools", "person", "sessions"] {
+            assert!(text.contains(taught), "{taught} missing:\n{text}");
+        }
         // The count, for whoever reads the test output.
         eprintln!("malo skill: {tokens} o200k tokens, {} words", text.split_whitespace().count());
     }

@@ -27,16 +27,23 @@ pub fn webkit_version() -> (u32, u32, u32) {
     webkit::runtime_version()
 }
 
-/// The platform key value of a key (see [`keys`]), if the platform has one.
-#[cfg(target_os = "linux")]
+/// How keys become platform key values, installed by the engine as it starts: `malo`
+/// (the CLI, the MCP server) holds the tools but never runs one, and GDK, which knows the
+/// key values, would cost every CLI call its libraries' load time.
+static KEYVALS: std::sync::OnceLock<fn(&keys::Key) -> Option<u32>> = std::sync::OnceLock::new();
+
+/// The platform key value of a key (see [`keys`]), if the platform has one; `None` in a
+/// process whose engine has not started.
 pub fn keyval(key: &keys::Key) -> Option<u32> {
-    webkit::keyval(key)
+    #[cfg(all(test, target_os = "linux"))]
+    let _ = KEYVALS.set(webkit::keyval);
+    KEYVALS.get().and_then(|resolve| resolve(key))
 }
 
-/// The platform key value of a key; no engine on this platform.
-#[cfg(not(target_os = "linux"))]
-pub fn keyval(_key: &keys::Key) -> Option<u32> {
-    None
+/// Installs the engine's key values (the engine's start does).
+#[cfg(target_os = "linux")]
+fn install_keyvals() {
+    let _ = KEYVALS.set(webkit::keyval);
 }
 
 pub mod agent;

@@ -168,8 +168,8 @@ pub struct Presentation {
     /// when the call gives none of them, and the schema says so: snapshot's `format` =
     /// `text`, which models read best; screenshot's size cap.
     pub mcp_defaults: &'static [(&'static str, &'static str)],
-    /// The same for the CLI on a terminal (its output for people): snapshot's and
-    /// requests' `format` = `text`, which people read best. Piped, or with `--json`, the
+    /// The same for the CLI's text output (on a terminal or a pipe): snapshot's and
+    /// requests' `format` = `text`, which people and models read best. With `--json` the
     /// CLI sends the schema's own defaults, as scripts expect.
     pub cli_defaults: &'static [(&'static str, &'static str)],
     /// The command line's positional arguments, in order (`malo fill e3 hello`): the CLI
@@ -356,11 +356,17 @@ impl Tool {
             });
             Ok(prepared)
         });
-        let mut input_schema = schema_of::<Input>();
-        if scope != Scope::Session {
+        // A registry for one CLI command describes that tool's input only (see
+        // `ToolRegistry::for_command`): the schemas are most of a CLI call's own time.
+        let (input_wanted, output_wanted) = SCHEMAS_OF.with(|only| match only.get() {
+            Some(only) => (only == name, false),
+            None => (true, true),
+        });
+        let mut input_schema = if input_wanted { schema_of::<Input>() } else { json!({}) };
+        if scope != Scope::Session && input_wanted {
             add_tab_property(&mut input_schema);
         }
-        let output_schema = output_schema_of::<Output>();
+        let output_schema = if output_wanted { output_schema_of::<Output>() } else { json!({}) };
         let interactive = scope == Scope::Page;
         Tool { name, description, input_schema, output_schema, scope, presentation: Presentation::default(), interactive, parse }
     }
@@ -449,6 +455,12 @@ pub struct ToolRegistry {
     tools: Vec<Tool>,
 }
 
+thread_local! {
+    /// While a registry for one CLI command is built on this thread: the one tool whose
+    /// input schema it generates (no output schemas at all).
+    static SCHEMAS_OF: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
+}
+
 impl ToolRegistry {
     /// The product's tools.
     pub fn standard() -> ToolRegistry {
@@ -493,6 +505,37 @@ impl ToolRegistry {
         tools.extend(storage::tools());
         tools.extend([profiles::clone_tool(), viewport::tool()]);
         ToolRegistry { tools }
+    }
+
+    /// The registry a CLI command needs when its first word names a tool (its name, with
+    /// hyphens, or its CLI alias): every tool, but only that one's input schema, and no
+    /// output schema. `None` when no tool has that name.
+    pub fn for_command(word: &str) -> Option<ToolRegistry> {
+        let named = |tool: &Tool| {
+            word == tool.name || word.replace('-', "_") == tool.name || Some(word) == tool.presentation.cli_alias
+        };
+        // Built once without any schema to find the tool, then with its own.
+        let name = ToolRegistry::generating(None, ToolRegistry::standard).tools.iter().find(|tool| named(tool))?.name;
+        Some(ToolRegistry::generating(Some(name), ToolRegistry::standard))
+    }
+
+    /// Builds with the schemas of `only` (no tool's when `None`), on this thread.
+    fn generating(only: Option<&'static str>, build: impl FnOnce() -> ToolRegistry) -> ToolRegistry {
+        SCHEMAS_OF.with(|cell| cell.set(Some(only.unwrap_or(""))));
+        let registry = build();
+        SCHEMAS_OF.with(|cell| cell.set(None));
+        registry
+    }
+
+    /// The description of one tool.
+    pub fn describe(&self, name: &str) -> Option<ToolDescription> {
+        self.tools.iter().find(|tool| tool.name == name).map(|tool| ToolDescription {
+            name: tool.name,
+            description: tool.description,
+            input_schema: tool.input_schema.clone(),
+            output_schema: tool.output_schema.clone(),
+            presentation: tool.presentation,
+        })
     }
 
     /// The catalogue.
@@ -694,6 +737,19 @@ mod tests {
         let registry = ToolRegistry::standard();
         assert_eq!(registry.get("fill").unwrap().presentation.positional, &[Positional::Target, Positional::Field("text")]);
         assert_eq!(registry.get("evaluate").unwrap().presentation.cli_alias, Some("eval"));
+    }
+
+    #[test]
+    fn a_registry_for_one_command_describes_that_tools_input_as_the_standard_one_does() {
+        let standard = ToolRegistry::standard();
+        for (word, name) in [("navigate", "navigate"), ("wait-for", "wait_for"), ("eval", "evaluate"), ("tab_new", "tab_new")] {
+            let registry = ToolRegistry::for_command(word).expect(word);
+            assert_eq!(registry.get(name).unwrap().input_schema, standard.get(name).unwrap().input_schema, "{word}");
+            assert_eq!(registry.catalogue().len(), standard.catalogue().len());
+            assert_eq!(registry.get("click").unwrap().presentation, standard.get("click").unwrap().presentation);
+        }
+        assert!(ToolRegistry::for_command("skill").is_none() && ToolRegistry::for_command("mcp").is_none());
+        assert_eq!(ToolRegistry::standard().get("click").unwrap().input_schema, standard.get("click").unwrap().input_schema, "reset after");
     }
 
     #[test]

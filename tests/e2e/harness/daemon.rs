@@ -82,10 +82,11 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    /// Runs the CLI on this daemon's data directory, from `dir`, and answers the JSON it
-    /// printed (asserting it succeeded).
+    /// Runs the CLI on this daemon's data directory, from `dir`, with `--json`, and
+    /// answers the JSON it printed (asserting it succeeded).
     pub fn cli_in(&self, dir: &Path, args: &[&str]) -> Value {
-        serde_json::from_str::<Value>(&self.cli_text_in(dir, args)).unwrap()
+        let json: Vec<&str> = args.iter().copied().chain(["--json"]).collect();
+        serde_json::from_str::<Value>(&self.cli_text_in(dir, &json)).unwrap()
     }
 
     /// Runs the CLI on this daemon's data directory, from `dir`, with stdout on a pipe:

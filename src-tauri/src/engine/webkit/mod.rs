@@ -89,6 +89,7 @@ pub fn init_toolkit() -> std::result::Result<(), String> {
 /// extension is installed.
 pub fn start(queue: EngineQueue, web_process_dir: PathBuf) {
     let EngineQueue { mut receiver, main_thread } = queue;
+    super::install_keyvals();
     MAIN_THREAD.with(|slot| *slot.borrow_mut() = Some(main_thread.clone()));
     heartbeat(main_thread.clone());
     identity::set_default_languages();
