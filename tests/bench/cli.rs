@@ -54,7 +54,8 @@ impl Cli {
     /// The ref of the snapshot line that holds `needle`: malo's lines start with it
     /// (`e12 textbox "Full name"`), agent-browser's end with it (`[ref=e6]`).
     fn ref_in(&self, snapshot: &str, needle: &str) -> String {
-        let line = snapshot.lines().find(|line| line.contains(needle)).unwrap_or_else(|| panic!("{}: no {needle:?} in\n{snapshot}", self.name));
+        let line =
+            snapshot.lines().find(|line| line.contains(needle)).unwrap_or_else(|| panic!("{}: no {needle:?} in\n{snapshot}", self.name));
         let word = line
             .split(|character: char| !(character.is_ascii_alphanumeric()))
             .find(|word| word.len() > 1 && word.starts_with('e') && word[1..].bytes().all(|byte| byte.is_ascii_digit()));
@@ -151,7 +152,10 @@ pub(crate) fn cli_side_by_side(fixtures: &Fixtures) {
         }
     }
     println!("CLI side by side, stdout piped, one process per command ({REPS} interleaved reps, medians; o200k tokens printed)");
-    println!("{:<16} {:>9} {:>7} {:>9} {:>7}  goal: malo at most agent-browser's time and tokens", "command", "a-b ms", "tokens", "malo ms", "tokens");
+    println!(
+        "{:<16} {:>9} {:>7} {:>9} {:>7}  goal: malo at most agent-browser's time and tokens",
+        "command", "a-b ms", "tokens", "malo ms", "tokens"
+    );
     for (step, name) in STEPS.iter().enumerate() {
         let (peer_ms, malo_ms) = (median_ms(&times[0][step]), median_ms(&times[1][step]));
         let (peer_tokens, malo_tokens) = (median_of(&tokens[0][step]), median_of(&tokens[1][step]));
@@ -198,7 +202,8 @@ pub(crate) fn cli_side_by_side(fixtures: &Fixtures) {
 fn overhead(daemon: &Daemon, cli: &Cli) {
     let saved: serde_json::Value =
         serde_json::from_slice(&std::fs::read(daemon.data_dir.join("cli.json")).expect("cli.json")).expect("cli.json is JSON");
-    let port: u16 = saved["endpoint"].as_str().and_then(|endpoint| endpoint.rsplit(':').next()).and_then(|port| port.parse().ok()).expect("a port");
+    let port: u16 =
+        saved["endpoint"].as_str().and_then(|endpoint| endpoint.rsplit(':').next()).and_then(|port| port.parse().ok()).expect("a port");
     let session = &saved["sessions"][saved["sessions"].as_array().map_or(0, Vec::len).saturating_sub(1)];
     let (id, token) = (session[0].as_str().expect("a session"), session[1].as_str().expect("its token"));
     let headers = [("x-malo-lease-token", saved["token"].as_str().unwrap_or("").to_string()), ("x-malo-session-token", token.to_string())];

@@ -258,7 +258,7 @@ fn malo_links_no_webkit_and_hands_the_daemon_to_malo_daemon() {
     assert!(listed["tools"].as_array().is_some_and(|tools| tools.len() > 20), "{listed}");
     let maps = mapped(mcp.child.id());
     assert!(maps.contains("libc.so"), "the MCP server's mappings are readable");
-    for library in ["libwebkit2gtk", "libjavascriptcoregtk", "libgtk-3", "libsoup-3"] {
+    for library in ["libwebkit2gtk", "libjavascriptcoregtk", "libgtk-3", "libgdk-3", "libsoup-3"] {
         assert!(!maps.contains(library), "`malo mcp` loaded {library}");
     }
 

@@ -265,6 +265,5 @@ fn resumable(data_dir: &Path, saved: &SavedLease) -> Option<LeaseClient> {
 /// Whether a call on a saved lease failed because the lease is gone (expired, or another
 /// daemon's port): nothing ran, and the call goes again through the broker.
 fn stale(error: &Error) -> bool {
-    matches!(error.code, ErrorCode::LeaseNotFound | ErrorCode::Unauthorized | ErrorCode::ShuttingDown)
-        || error.details["refused"] == true
+    matches!(error.code, ErrorCode::LeaseNotFound | ErrorCode::Unauthorized | ErrorCode::ShuttingDown) || error.details["refused"] == true
 }

@@ -118,10 +118,8 @@ const QUIET_FIELDS: [&str; 5] = ["tool", "seq", "settle", "cursor", "older_omitt
 /// that was not cut, one element matched, a page that did change, a list with no more):
 /// then it is left out.
 fn unremarkable(key: &str, value: &Value) -> bool {
-    matches!(
-        (key, value),
-        ("truncated", Value::Bool(false)) | ("navigated", Value::Bool(true)) | ("has_more", Value::Bool(false))
-    ) || (key == "matches" && value == 1)
+    matches!((key, value), ("truncated", Value::Bool(false)) | ("navigated", Value::Bool(true)) | ("has_more", Value::Bool(false)))
+        || (key == "matches" && value == 1)
 }
 
 /// A result as a person reads it.
@@ -147,7 +145,11 @@ fn human(result: &Value) -> String {
         .filter(|(key, _)| !loaded || !matches!(key.as_str(), "title" | "navigation" | "url"))
         .collect();
     if loaded {
-        return lines.into_iter().chain(shown.iter().map(|(key, value)| format!("{key}: {}", scalar(value)))).collect::<Vec<_>>().join("\n");
+        return lines
+            .into_iter()
+            .chain(shown.iter().map(|(key, value)| format!("{key}: {}", scalar(value))))
+            .collect::<Vec<_>>()
+            .join("\n");
     }
     // A result of one field (evaluate's value): the value alone.
     if let [(_, value)] = shown.as_slice() {

@@ -160,7 +160,8 @@ mod tests {
         let text = skill(&ToolRegistry::standard());
         let tokens = tiktoken_rs::o200k_base().expect("the o200k tokenizer").encode_with_special_tokens(&text).len();
         assert!(tokens <= 1000, "{tokens} tokens");
-        for taught in ["--json", "--caps", "MALO_MCP_CAPS", "network", "files", "state", "vision", "pdf", "devtools", "person", "sessions"] {
+        for taught in ["--json", "--caps", "MALO_MCP_CAPS", "network", "files", "state", "vision", "pdf", "devtools", "person", "sessions"]
+        {
             assert!(text.contains(taught), "{taught} missing:\n{text}");
         }
         // The count, for whoever reads the test output.

@@ -511,9 +511,7 @@ impl ToolRegistry {
     /// hyphens, or its CLI alias): every tool, but only that one's input schema, and no
     /// output schema. `None` when no tool has that name.
     pub fn for_command(word: &str) -> Option<ToolRegistry> {
-        let named = |tool: &Tool| {
-            word == tool.name || word.replace('-', "_") == tool.name || Some(word) == tool.presentation.cli_alias
-        };
+        let named = |tool: &Tool| word == tool.name || word.replace('-', "_") == tool.name || Some(word) == tool.presentation.cli_alias;
         // Built once without any schema to find the tool, then with its own.
         let name = ToolRegistry::generating(None, ToolRegistry::standard).tools.iter().find(|tool| named(tool))?.name;
         Some(ToolRegistry::generating(Some(name), ToolRegistry::standard))
