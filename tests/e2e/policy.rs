@@ -92,6 +92,105 @@ fn a_profile_kept_to_one_site_loads_nothing_from_another_and_the_log_names_the_r
 }
 
 #[test]
+fn a_blocked_host_that_does_not_resolve_is_refused_by_the_policy_for_pages_and_sub_resources() {
+    // Issue 44: such a host was `partial_input` (over https the name was looked up before
+    // the rule was read; over http WebKit sends no Sec-Fetch-Dest, so the page's request
+    // was not known as one), with no `navigation_blocked` event.
+    let policy = "[anonymous]\nblock_domains = [\"blocked.example.test\", \"*.wild.example.test\"]\n";
+    let (_dir, daemon) = daemon_with_policy(policy, DaemonOptions::default());
+    let fixtures = Fixtures::start();
+    let session = daemon.lease("agent-policy").session();
+    let exact = "anonymous.block_domains \"blocked.example.test\"";
+    let wild = "anonymous.block_domains \"*.wild.example.test\"";
+    for (url, rule) in [
+        ("http://blocked.example.test/page?plain", exact),
+        ("https://blocked.example.test/page?secure", exact),
+        ("http://deep.down.wild.example.test/page", wild),
+        ("https://a.wild.example.test/page", wild),
+    ] {
+        let navigated = session.post("/navigate", json!({ "url": url }));
+        assert_eq!((navigated.status, navigated.code()), (502, "E_NAVIGATION_FAILED"), "{url}: {}", navigated.body);
+        let navigation = &navigated.body["error"]["details"]["navigation"];
+        assert_eq!(
+            (navigation["net_error"].as_str(), navigation["policy_rule"].as_str()),
+            (Some("blocked_by_policy"), Some(rule)),
+            "{url}: {navigation}"
+        );
+        let blocked = events_of_type(&session, "navigation_blocked");
+        assert!(
+            blocked.iter().any(|event| event["url"] == url && event["reason"] == "policy" && event["rule"] == rule),
+            "{url}: {blocked:?}"
+        );
+        let failed = events_of_type(&session, "load_failed");
+        assert!(failed.iter().any(|event| event["url"] == url && event["net_error"] == "blocked_by_policy"), "{url}: {failed:?}");
+    }
+    // A page of an allowed site: its frame, image and fetch from the blocked sites, each
+    // recorded under its own URL with the rule.
+    for (other, rule) in [("http://blocked.example.test", exact), ("https://x.wild.example.test", wild)] {
+        session.navigate(&format!("{}?other={other}", fixtures.url("/f/crossing.html")));
+        let ended = eventually(Duration::from_secs(10), || {
+            let text = session.ok("extract", json!({ "selector": "#status" })).to_string();
+            text.contains("\\\"image\\\":\\\"failed\\\"") && text.contains("\\\"fetch\\\":\\\"failed\\\"")
+        });
+        assert!(ended, "{}", session.ok("extract", json!({ "selector": "#status" })));
+        let requests = session.ok("requests", json!({ "limit": 500 }))["requests"].as_array().unwrap().clone();
+        for (path, resource_type) in [("/f/hello.html", "Document"), ("/api/image", "Image")] {
+            let url = format!("{other}{path}");
+            let record = requests.iter().find(|record| record["url"] == url).unwrap_or_else(|| panic!("no record of {url}: {requests:?}"));
+            assert_eq!(record["failure"], format!("blocked_by_policy: {rule}"), "{record}");
+            assert_eq!((record["policy_rule"].as_str(), record["resource_type"].as_str()), (Some(rule), Some(resource_type)), "{record}");
+        }
+        let fetched = format!("{other}/api/items.json");
+        let record =
+            requests.iter().find(|record| record["url"] == fetched).unwrap_or_else(|| panic!("no record of {fetched}: {requests:?}"));
+        assert_eq!(record["policy_rule"], rule, "{record}");
+        let frame = events_of_type(&session, "navigation_blocked");
+        assert!(frame.iter().any(|event| event["url"] == format!("{other}/f/hello.html") && event["rule"] == rule), "{frame:?}");
+    }
+}
+
+#[test]
+fn a_download_the_policy_denies_says_blocked_by_policy_with_the_rule() {
+    let policy = "[profiles.nodownloads.tools]\ndownloads = \"deny\"\n";
+    let (_dir, daemon) = daemon_with_policy(policy, DaemonOptions::default());
+    let fixtures = Fixtures::start();
+    let session = session_with(&daemon.lease("agent-policy"), json!({ "name": "nodownloads", "profile": "nodownloads" }));
+    session.navigate(&fixtures.url("/f/files.html"));
+    let rule = "profiles.nodownloads.tools.downloads";
+    let clicked = session.ok("click", json!({ "selector": "#report" }));
+    let download_id = clicked["downloads"][0]["download_id"].as_str().unwrap_or_else(|| panic!("no download: {clicked}")).to_string();
+    let mut record = Value::Null;
+    let ended = eventually(Duration::from_secs(10), || {
+        let listed = session.ok("list_downloads", json!({}));
+        record =
+            listed["downloads"].as_array().unwrap().iter().find(|record| record["download_id"] == download_id).cloned().unwrap_or_default();
+        record["status"] == "denied"
+    });
+    assert!(ended, "{record}");
+    assert_eq!((record["error"].as_str(), record["policy_rule"].as_str()), (Some("blocked_by_policy"), Some(rule)), "{record}");
+    assert_eq!((record["saved_path"].clone(), record["received_bytes"].clone()), (Value::Null, json!(0)), "{record}");
+    let finished = events_of_type(&session, "download_finished");
+    let event = finished.iter().find(|event| event["download_id"] == download_id).unwrap_or_else(|| panic!("{finished:?}"));
+    assert_eq!(
+        (event["status"].as_str(), event["error"].as_str(), event["policy_rule"].as_str()),
+        (Some("denied"), Some("blocked_by_policy"), Some(rule)),
+        "{event}"
+    );
+    // The agent's own denial is its own: no policy named.
+    let anonymous = daemon.lease("agent-other").session();
+    anonymous.navigate(&fixtures.url("/f/files.html"));
+    anonymous.ok("set_download_behavior", json!({ "behavior": "deny" }));
+    let clicked = anonymous.ok("click", json!({ "selector": "#report" }));
+    let own = clicked["downloads"][0]["download_id"].as_str().unwrap().to_string();
+    let ended = eventually(Duration::from_secs(10), || {
+        let listed = anonymous.ok("list_downloads", json!({}));
+        record = listed["downloads"].as_array().unwrap().iter().find(|record| record["download_id"] == own).cloned().unwrap_or_default();
+        record["status"] == "denied"
+    });
+    assert!(ended && record["error"].is_null() && record["policy_rule"].is_null(), "{record}");
+}
+
+#[test]
 fn evaluate_denied_on_a_profile_answers_policy_denied_and_works_on_an_anonymous_session() {
     let policy = "[profiles.guarded]\ncredentials = [\"allowed\"]\n[profiles.guarded.tools]\nevaluate = \"deny\"\nuploads = \"deny\"\n";
     let (_dir, daemon) = daemon_with_policy(policy, DaemonOptions::default());

@@ -160,6 +160,70 @@ fn sessions_go_through_http_and_socks5_proxies_and_never_show_the_password() {
     }
 }
 
+/// The records of `session`'s requests to `origin`, once `crossing.html` (loaded with
+/// `?other=<origin>`) says its image and fetch failed.
+fn crossing_records(session: &Session, origin: &str) -> Vec<Value> {
+    let ended = eventually(Duration::from_secs(10), || {
+        let text = session.ok("extract", json!({ "selector": "#status" })).to_string();
+        text.contains("\\\"image\\\":\\\"failed\\\"") && text.contains("\\\"fetch\\\":\\\"failed\\\"")
+    });
+    assert!(ended, "{}", session.ok("extract", json!({ "selector": "#status" })));
+    let requests = session.ok("requests", json!({ "limit": 500 }))["requests"].as_array().unwrap().clone();
+    requests.into_iter().filter(|record| record["url"].as_str().unwrap().starts_with(origin)).collect()
+}
+
+#[test]
+fn proxy_failures_name_their_kind_for_pages_and_sub_resources_on_any_host() {
+    // Issue 44: on a host that is not loopback (WebKit sends it no Sec-Fetch-Dest) and over
+    // https, the upstream proxy's failures were `partial_input`, a truncated answer.
+    let daemon = Daemon::start();
+    let fixtures = Fixtures::start();
+    let lease = daemon.lease("agent-a");
+    let (http, socks) = (TestProxy::http("agent", PASSWORD), TestProxy::socks5("agent", PASSWORD));
+    let closed_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    for (server, password, kind) in [
+        (http.url(), Some("not-the-password"), "proxy_auth_failed"),
+        (socks.url(), Some("not-the-password"), "proxy_auth_failed"),
+        (format!("http://127.0.0.1:{closed_port}"), None, "proxy_unreachable"),
+        (format!("socks5://127.0.0.1:{closed_port}"), None, "proxy_unreachable"),
+    ] {
+        // The fixture server goes direct, so its page loads and what it asks of another host
+        // goes through the proxy.
+        let mut proxy = json!({ "server": server, "bypass": ["127.0.0.1"] });
+        if let Some(password) = password {
+            proxy["username"] = json!("agent");
+            proxy["password"] = json!(password);
+        }
+        let session = session_of(&lease, &lease.try_session(json!({ "proxy": proxy })));
+        for url in ["http://site.example.test/page?plain", "https://site.example.test/page?secure"] {
+            let (navigation, _) = failed_navigation(&session, url);
+            assert_eq!(
+                (navigation["net_error"].as_str(), navigation["proxy_error"].as_str()),
+                (Some("proxy_failed"), Some(kind)),
+                "{server} {url}: {navigation}"
+            );
+            let description = navigation["net_error_description"].as_str().unwrap();
+            assert!(description.starts_with(&format!("proxy_failed: {kind}: ")), "{description}");
+            let failed = session.ok("events", json!({ "type": "load_failed" }))["events"].as_array().unwrap().clone();
+            assert!(failed.iter().any(|event| event["url"] == url && event["net_error"] == "proxy_failed"), "{failed:?}");
+        }
+        // Sub-resources: the frame, the image and the fetch name the proxy's failure.
+        session.navigate(&format!("{}?other=http://cdn.example.test", fixtures.url("/f/crossing.html")));
+        let records = crossing_records(&session, "http://cdn.example.test/");
+        for (path, resource_type) in [("/f/hello.html", Some("Document")), ("/api/image", Some("Image")), ("/api/items.json", None)] {
+            let url = format!("http://cdn.example.test{path}");
+            let record =
+                records.iter().find(|record| record["url"] == url).unwrap_or_else(|| panic!("{server}: no record of {url}: {records:?}"));
+            assert!(record["failure"].as_str().unwrap().starts_with(&format!("proxy_failed: {kind}: ")), "{server}: {record}");
+            if let Some(resource_type) = resource_type {
+                assert_eq!(record["resource_type"], resource_type, "{record}");
+            }
+        }
+        session.close();
+    }
+    assert!(http.refused() >= 1 && socks.refused() >= 1);
+}
+
 /// Navigates with a short settle; answers how long it took and the answer.
 fn timed_navigation(session: &Session, url: &str) -> (Duration, Response) {
     let begun = Instant::now();

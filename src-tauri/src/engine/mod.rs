@@ -137,6 +137,14 @@ pub struct NavigationReport {
     pub net_error: Option<String>,
     /// What the network error means.
     pub net_error_description: Option<String>,
+    /// With `net_error: "proxy_failed"`: what went wrong with the upstream proxy
+    /// (`proxy_unreachable`, `proxy_auth_failed`, `proxy_tunnel_failed`,
+    /// `proxy_protocol_error`, `proxy_blocked`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_error: Option<String>,
+    /// With `net_error: "blocked_by_policy"`: the person's rule that refused the site.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_rule: Option<String>,
     /// How the wait for a quiet page went.
     pub settle: SettleReport,
 }

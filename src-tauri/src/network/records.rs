@@ -54,12 +54,14 @@ impl ResourceType {
         self == seen || (fetch_like(self) && fetch_like(seen))
     }
 
-    /// From the request's `Sec-Fetch-Dest` (and Upgrade) headers.
-    pub fn from_request(fetch_dest: Option<&str>, websocket: bool) -> ResourceType {
+    /// From the request's `Sec-Fetch-Dest` (and Upgrade) headers, or without the first its
+    /// `Accept` header.
+    pub fn from_request(fetch_dest: Option<&str>, accept: Option<&str>, websocket: bool) -> ResourceType {
         if websocket {
             return ResourceType::WebSocket;
         }
-        match fetch_dest.unwrap_or("") {
+        let Some(fetch_dest) = fetch_dest else { return ResourceType::from_accept(accept.unwrap_or("")) };
+        match fetch_dest {
             "document" | "iframe" | "frame" | "embed" | "object" => ResourceType::Document,
             "script" | "worker" | "sharedworker" | "serviceworker" | "audioworklet" | "paintworklet" => ResourceType::Script,
             "style" => ResourceType::Stylesheet,
@@ -67,6 +69,20 @@ impl ResourceType {
             "font" => ResourceType::Font,
             "audio" | "video" | "track" => ResourceType::Media,
             "empty" => ResourceType::Fetch,
+            _ => ResourceType::Other,
+        }
+    }
+
+    /// The type a request without `Sec-Fetch-Dest` asks for (WebKit sends that header to
+    /// potentially trustworthy origins only: https and loopback, not `http://example.com`):
+    /// the browser's documents and frames ask for HTML first, its images for an image type,
+    /// its style sheets for CSS. Anything else (scripts, fetch, XHR: `*/*`) is `Other`.
+    fn from_accept(accept: &str) -> ResourceType {
+        let first = accept.split(',').next().unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        match first.as_str() {
+            "text/html" | "application/xhtml+xml" => ResourceType::Document,
+            "text/css" => ResourceType::Stylesheet,
+            media if media.starts_with("image/") => ResourceType::Image,
             _ => ResourceType::Other,
         }
     }
@@ -409,13 +425,19 @@ impl TabTraffic {
         requests.iter().map(|entry| entry.lock().expect("record poisoned")).find(|record| record.id == id).map(|record| record.clone())
     }
 
-    /// The latest failure recorded for a request of `url`, for a navigation's report.
+    /// How the latest request of `url` that loads a document failed, if it did (the proxy's
+    /// reason, for the tab's load failure).
     pub fn failure_for(&self, url: &str) -> Option<String> {
         let requests = self.requests.lock().expect("requests poisoned");
-        requests.iter().rev().take(64).find_map(|entry| {
-            let record = entry.lock().expect("record poisoned");
-            (record.url == url && record.resource_type == ResourceType::Document).then(|| record.failure.clone()).flatten()
-        })
+        requests
+            .iter()
+            .rev()
+            .take(64)
+            .find_map(|entry| {
+                let record = entry.lock().expect("record poisoned");
+                (record.url == url && record.resource_type == ResourceType::Document).then(|| record.failure.clone())
+            })
+            .flatten()
     }
 
     /// Every record still kept (for a HAR file).
@@ -501,7 +523,14 @@ mod tests {
         let headers = recorded_headers([("Cookie", "a=1"), ("X-Long", &"v".repeat(5000))].into_iter());
         assert_eq!(headers[0], ("cookie".to_string(), "[redacted]".to_string()));
         assert_eq!(headers[1].1.len(), HEADER_VALUE_CHARS);
-        assert_eq!(ResourceType::from_request(Some("empty"), false), ResourceType::Fetch);
+        assert_eq!(ResourceType::from_request(Some("empty"), Some("text/html"), false), ResourceType::Fetch);
+        // Without Sec-Fetch-Dest (an http origin that is not loopback), by WebKit's Accept.
+        let document = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+        assert_eq!(ResourceType::from_request(None, Some(document), false), ResourceType::Document);
+        assert_eq!(ResourceType::from_request(None, Some("image/webp,image/avif,*/*;q=0.5"), false), ResourceType::Image);
+        assert_eq!(ResourceType::from_request(None, Some("text/css,*/*;q=0.1"), false), ResourceType::Stylesheet);
+        assert_eq!(ResourceType::from_request(None, Some("*/*"), false), ResourceType::Other);
+        assert_eq!(ResourceType::from_request(None, None, true), ResourceType::WebSocket);
         assert_eq!(serde_json::to_value(ResourceType::Xhr).unwrap(), "XHR");
     }
 }

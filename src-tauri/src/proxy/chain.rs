@@ -7,8 +7,9 @@
 //! verified here, as without a proxy. Host names are resolved by the upstream proxy, not
 //! here; `bypass` hosts go direct.
 //!
-//! Every failure of the hop is named `proxy_failed: <reason>` (a navigation reports
-//! `net_error: "proxy_failed"`); the password is in no reason, log line or answer.
+//! Every failure of the hop is named `proxy_failed: <kind>: <reason>`, its kind one of
+//! [`ProxyFailure`]'s (a navigation reports `net_error: "proxy_failed"` and the kind as
+//! `proxy_error`); the password is in no reason, log line or answer.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -25,6 +26,40 @@ use crate::network::upstream_proxy::{is_loopback_host, Password, ProxyScheme, Up
 const HOP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest answer head to a CONNECT read.
 const MAX_CONNECT_ANSWER: usize = 16 * 1024;
+
+/// What went wrong with the upstream proxy: the second part of a `proxy_failed` failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ProxyFailure {
+    /// The proxy could not be reached: its name does not resolve, nothing listens, it did
+    /// not answer in time, TLS with it failed.
+    Unreachable,
+    /// It refused the login, or asked for one the session did not give.
+    AuthFailed,
+    /// It took the login but would not open the tunnel to the server.
+    TunnelFailed,
+    /// It answered in a way that is not its protocol.
+    ProtocolError,
+    /// It is one of the daemon's own ports, or the target is.
+    Blocked,
+}
+
+impl ProxyFailure {
+    /// Its name in a failure and a navigation's `proxy_error`.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            ProxyFailure::Unreachable => "proxy_unreachable",
+            ProxyFailure::AuthFailed => "proxy_auth_failed",
+            ProxyFailure::TunnelFailed => "proxy_tunnel_failed",
+            ProxyFailure::ProtocolError => "proxy_protocol_error",
+            ProxyFailure::Blocked => "proxy_blocked",
+        }
+    }
+
+    /// `proxy_failed: <kind>: <why>`, a request's failure.
+    pub(super) fn because(self, why: impl std::fmt::Display) -> String {
+        format!("proxy_failed: {}: {why}", self.name())
+    }
+}
 
 /// An upstream proxy as a session proxy uses it: where, how, and the credentials.
 #[derive(Debug)]
@@ -87,7 +122,7 @@ pub(super) async fn open(proxy: &Proxy, route: &Route, target: &Upstream) -> Res
     check_target(proxy, target)?;
     match tokio::time::timeout(HOP_TIMEOUT, hop(proxy, route, target)).await {
         Ok(opened) => opened,
-        Err(_) => Err(format!("proxy_failed: the proxy at {}:{} did not answer in time", route.host, route.port)),
+        Err(_) => Err(ProxyFailure::Unreachable.because(format_args!("the proxy at {}:{} did not answer in time", route.host, route.port))),
     }
 }
 
@@ -95,10 +130,10 @@ async fn hop(proxy: &Proxy, route: &Route, target: &Upstream) -> Result<Box<dyn 
     let at = format!("{}:{}", route.host, route.port);
     let addresses: Vec<SocketAddr> = match tokio::net::lookup_host((route.host.as_str(), route.port)).await {
         Ok(found) => found.collect(),
-        Err(_) => return Err(format!("proxy_failed: the proxy's host name {} does not resolve", route.host)),
+        Err(_) => return Err(ProxyFailure::Unreachable.because(format_args!("the proxy's host name {} does not resolve", route.host))),
     };
     if super::upstream::reaches_own_port(proxy, &addresses) {
-        return Err("proxy_failed: blocked: the proxy is one of the daemon's own ports".into());
+        return Err(ProxyFailure::Blocked.because("the proxy is one of the daemon's own ports"));
     }
     let mut last = None;
     let mut stream = None;
@@ -117,15 +152,17 @@ async fn hop(proxy: &Proxy, route: &Route, target: &Upstream) -> Result<Box<dyn 
             Some(kind) => format!("could not be reached ({kind})"),
             None => "has no address".to_string(),
         };
-        return Err(format!("proxy_failed: the proxy at {at} {why}"));
+        return Err(ProxyFailure::Unreachable.because(format_args!("the proxy at {at} {why}")));
     };
     let _ = stream.set_nodelay(true);
     let mut io: Box<dyn Io> = Box::new(Throttled::new(stream, proxy.shaping.clone()));
     if route.scheme == ProxyScheme::Https {
-        let name = rustls::pki_types::ServerName::try_from(route.host.clone()).map_err(|error| format!("proxy_failed: {error}"))?;
+        let name = rustls::pki_types::ServerName::try_from(route.host.clone()).map_err(|error| ProxyFailure::Unreachable.because(error))?;
         let connector = tokio_rustls::TlsConnector::from(proxy.services.client_tls.clone());
-        let tls =
-            connector.connect(name, io).await.map_err(|error| format!("proxy_failed: TLS with the proxy at {at} failed ({error})"))?;
+        let tls = connector
+            .connect(name, io)
+            .await
+            .map_err(|error| ProxyFailure::Unreachable.because(format_args!("TLS with the proxy at {at} failed ({error})")))?;
         io = Box::new(tls);
     }
     match route.scheme {
@@ -140,7 +177,7 @@ async fn hop(proxy: &Proxy, route: &Route, target: &Upstream) -> Result<Box<dyn 
 
 /// `CONNECT host:port` to an HTTP proxy, answered 2xx.
 async fn http_connect(io: &mut Box<dyn Io>, route: &Route, target: &Upstream) -> Result<(), String> {
-    let closed = |error: std::io::Error| format!("proxy_failed: the proxy closed the connection ({error})");
+    let closed = |error: std::io::Error| ProxyFailure::ProtocolError.because(format_args!("the proxy closed the connection ({error})"));
     let authority =
         if target.host.contains(':') { format!("[{}]:{}", target.host, target.port) } else { format!("{}:{}", target.host, target.port) };
     let mut head = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n");
@@ -156,11 +193,11 @@ async fn http_connect(io: &mut Box<dyn Io>, route: &Route, target: &Upstream) ->
     let mut answer = Vec::with_capacity(256);
     while !answer.ends_with(b"\r\n\r\n") {
         if answer.len() >= MAX_CONNECT_ANSWER {
-            return Err("proxy_failed: the proxy's answer to CONNECT is too long".into());
+            return Err(ProxyFailure::ProtocolError.because("the proxy's answer to CONNECT is too long"));
         }
         let mut byte = [0u8; 1];
         if io.read(&mut byte).await.map_err(closed)? == 0 {
-            return Err("proxy_failed: the proxy closed the connection without answering CONNECT".into());
+            return Err(ProxyFailure::ProtocolError.because("the proxy closed the connection without answering CONNECT"));
         }
         answer.push(byte[0]);
     }
@@ -173,12 +210,14 @@ async fn http_connect(io: &mut Box<dyn Io>, route: &Route, target: &Upstream) ->
         reason.clear();
     }
     if !version.starts_with("HTTP/1.") || code == 0 {
-        return Err("proxy_failed: the proxy does not speak HTTP".into());
+        return Err(ProxyFailure::ProtocolError.because("the proxy does not speak HTTP"));
     }
     match code {
         200..=299 => Ok(()),
-        407 if route.basic.is_some() => Err(format!("proxy_failed: the proxy refused the username or password ({code} {reason})")),
-        407 => Err(format!("proxy_failed: the proxy asks for a username and password ({code} {reason})")),
-        _ => Err(format!("proxy_failed: the proxy answered CONNECT {authority} with {code} {reason}")),
+        407 if route.basic.is_some() => {
+            Err(ProxyFailure::AuthFailed.because(format_args!("the proxy refused the username or password ({code} {reason})")))
+        }
+        407 => Err(ProxyFailure::AuthFailed.because(format_args!("the proxy asks for a username and password ({code} {reason})"))),
+        _ => Err(ProxyFailure::TunnelFailed.because(format_args!("the proxy answered CONNECT {authority} with {code} {reason}"))),
     }
 }

@@ -83,6 +83,7 @@ pub(super) async fn forward(
                 url: crate::urls::redact_credentials(&blocked),
                 reason: BlockReason::Redirect,
                 from: Some(url.clone()),
+                rule: None,
             };
             traffic.events.push(Some(&traffic.tab), redirected);
         }
@@ -107,7 +108,8 @@ pub(super) async fn forward(
     Ok(Response::from_parts(parts, tee.boxed()))
 }
 
-/// Records a request as it starts, typed by its `Sec-Fetch-Dest` (and Upgrade) headers.
+/// Records a request as it starts, typed by its `Sec-Fetch-Dest` (or `Accept`) and Upgrade
+/// headers.
 fn begin_record(
     request: &Request<Incoming>,
     url: &str,
@@ -117,7 +119,8 @@ fn begin_record(
     capture: &Capture,
 ) -> Entry {
     let fetch_dest = request.headers().get("sec-fetch-dest").and_then(|value| value.to_str().ok());
-    let resource_type = ResourceType::from_request(fetch_dest, websocket);
+    let accept = request.headers().get(header::ACCEPT).and_then(|value| value.to_str().ok());
+    let resource_type = ResourceType::from_request(fetch_dest, accept, websocket);
     let body_size = request.headers().get(header::CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse().ok()).unwrap_or(0);
     let method = request.method().as_str().to_string();
     let new_request = NewRequest { method, url: url.to_string(), resource_type, headers: recorded_headers(request.headers()), body_size };

@@ -20,7 +20,12 @@ pub(super) fn refuse_if_blocked(proxy: &Proxy, url: &str, traffic: Option<&TabTr
     network::record_policy(entry, &rule);
     network::record_end(entry, Ending { body_size: 0, failure: Some(format!("{BLOCKED_BY_POLICY}: {rule}")) });
     if let (true, Some(traffic)) = (document, traffic) {
-        let blocked = EventKind::NavigationBlocked { url: crate::urls::redact_credentials(url), reason: BlockReason::Policy, from: None };
+        let blocked = EventKind::NavigationBlocked {
+            url: crate::urls::redact_credentials(url),
+            reason: BlockReason::Policy,
+            from: None,
+            rule: Some(rule.clone()),
+        };
         traffic.events.push(Some(&traffic.tab), blocked);
     }
     tracing::debug!(%rule, "a request refused by the policy");

@@ -1,9 +1,11 @@
 //! The SOCKS5 handshake (RFC 1928) with username/password authentication (RFC 1929), as
 //! the session proxy speaks it to an upstream SOCKS5 proxy: a CONNECT to the origin's
 //! host name (the proxy resolves it) or address. Failures are named for a navigation
-//! (`proxy_failed: ...`); the password is never part of one.
+//! (`proxy_failed: <kind>: ...`, `chain::ProxyFailure`); the password is never part of one.
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use super::chain::ProxyFailure;
 
 const VERSION: u8 = 5;
 const NO_AUTHENTICATION: u8 = 0x00;
@@ -18,14 +20,14 @@ pub(super) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
     port: u16,
     credentials: Option<(&str, &str)>,
 ) -> Result<(), String> {
-    let io = |error: std::io::Error| format!("proxy_failed: the SOCKS5 proxy closed the handshake ({error})");
+    let io = |error: std::io::Error| ProxyFailure::ProtocolError.because(format_args!("the SOCKS5 proxy closed the handshake ({error})"));
     let greeting: &[u8] =
         if credentials.is_some() { &[VERSION, 2, NO_AUTHENTICATION, USERNAME_PASSWORD] } else { &[VERSION, 1, NO_AUTHENTICATION] };
     stream.write_all(greeting).await.map_err(io)?;
     let mut chosen = [0u8; 2];
     stream.read_exact(&mut chosen).await.map_err(io)?;
     if chosen[0] != VERSION {
-        return Err("proxy_failed: the proxy does not speak SOCKS5".into());
+        return Err(ProxyFailure::ProtocolError.because("the proxy does not speak SOCKS5"));
     }
     match (chosen[1], credentials) {
         (NO_AUTHENTICATION, _) => {}
@@ -38,12 +40,16 @@ pub(super) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
             let mut status = [0u8; 2];
             stream.read_exact(&mut status).await.map_err(io)?;
             if status[1] != 0 {
-                return Err("proxy_failed: the SOCKS5 proxy refused the username or password".into());
+                return Err(ProxyFailure::AuthFailed.because("the SOCKS5 proxy refused the username or password"));
             }
         }
-        (USERNAME_PASSWORD, None) => return Err("proxy_failed: the SOCKS5 proxy asks for a username and password".into()),
-        (NO_ACCEPTABLE_METHOD, _) => return Err("proxy_failed: the SOCKS5 proxy accepts none of the offered authentication methods".into()),
-        (other, _) => return Err(format!("proxy_failed: the SOCKS5 proxy chose an unknown authentication method {other}")),
+        (USERNAME_PASSWORD, None) => return Err(ProxyFailure::AuthFailed.because("the SOCKS5 proxy asks for a username and password")),
+        (NO_ACCEPTABLE_METHOD, _) => {
+            return Err(ProxyFailure::AuthFailed.because("the SOCKS5 proxy accepts none of the offered authentication methods"))
+        }
+        (other, _) => {
+            return Err(ProxyFailure::ProtocolError.because(format_args!("the SOCKS5 proxy chose an unknown authentication method {other}")))
+        }
     }
     let mut request = vec![VERSION, 1, 0];
     match host.parse::<std::net::IpAddr>() {
@@ -57,7 +63,7 @@ pub(super) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
         }
         Err(_) => {
             if host.len() > 255 {
-                return Err("proxy_failed: the host name is too long for SOCKS5".into());
+                return Err(ProxyFailure::TunnelFailed.because("the host name is too long for SOCKS5"));
             }
             request.push(3);
             request.push(host.len() as u8);
@@ -69,7 +75,8 @@ pub(super) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
     let mut head = [0u8; 4];
     stream.read_exact(&mut head).await.map_err(io)?;
     if head[1] != 0 {
-        return Err(format!("proxy_failed: the SOCKS5 proxy could not connect to {host}:{port} ({})", reply_name(head[1])));
+        return Err(ProxyFailure::TunnelFailed
+            .because(format_args!("the SOCKS5 proxy could not connect to {host}:{port} ({})", reply_name(head[1]))));
     }
     // The address the proxy bound: read and forgotten.
     let rest = match head[3] {
@@ -80,7 +87,7 @@ pub(super) async fn connect<S: AsyncRead + AsyncWrite + Unpin>(
             stream.read_exact(&mut length).await.map_err(io)?;
             length[0] as usize + 2
         }
-        other => return Err(format!("proxy_failed: the SOCKS5 proxy answered an unknown address type {other}")),
+        other => return Err(ProxyFailure::ProtocolError.because(format_args!("the SOCKS5 proxy answered an unknown address type {other}"))),
     };
     let mut bound = vec![0u8; rest];
     stream.read_exact(&mut bound).await.map_err(io)?;
@@ -139,6 +146,6 @@ mod tests {
         let server = tokio::spawn(serve(far, steps));
         let failure = connect(&mut near, "a.io", 443, Some(("u", "secret"))).await.unwrap_err();
         server.await.unwrap();
-        assert!(failure.starts_with("proxy_failed:") && !failure.contains("secret"), "{failure}");
+        assert!(failure.starts_with("proxy_failed: proxy_auth_failed:") && !failure.contains("secret"), "{failure}");
     }
 }

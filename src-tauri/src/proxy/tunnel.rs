@@ -1,5 +1,6 @@
 //! CONNECT tunnels for https and wss: the page gets a leaf of `tls.rs`'s CA for the host,
-//! and the requests inside the tunnel are handled like plain ones.
+//! and the requests inside the tunnel are handled like plain ones (refused, failed and
+//! recorded one by one, never the tunnel as a whole).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,16 +11,16 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 
 use super::upstream::{self, Upstream};
-use super::{accept, attribution, empty, handle, tls, Connection, Proxy, ProxyBody, ProxyError};
+use super::{accept, empty, handle, tls, Connection, Proxy, ProxyBody, ProxyError};
 use crate::listen::Admission;
-use crate::network::{self, Ending, NewRequest, ResourceType};
 
 /// How long a page may take to finish its TLS handshake with the proxy.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Opens a tunnel for https/wss: the page gets our leaf for the host, and the requests in
 /// the tunnel are handled like plain ones (upstream TLS is opened and verified per request
-/// connection, so a fulfilled request never contacts the server).
+/// connection, so a fulfilled or refused request never contacts the server, nor looks up
+/// its name).
 pub(super) async fn connect(
     mut request: Request<Incoming>,
     proxy: Arc<Proxy>,
@@ -29,23 +30,11 @@ pub(super) async fn connect(
         return Ok(Response::builder().status(StatusCode::BAD_REQUEST).body(empty())?);
     };
     let target = Upstream { https: true, host: upstream::unbracket(authority.host()), port: authority.port_u16().unwrap_or(443) };
-    let (traffic, capture) = attribution::attribute(&proxy, request.headers_mut(), &target.origin());
-    if let Err(reason) = upstream::admit(&proxy, &target).await {
-        // Recorded as the page would name it, then refused as an unreachable server.
-        let entry = capture.begin(
-            traffic.as_deref(),
-            &proxy.services.seq,
-            NewRequest {
-                method: "GET".into(),
-                url: format!("{}/", target.origin()),
-                resource_type: ResourceType::Other,
-                headers: Vec::new(),
-                body_size: 0,
-            },
-        );
-        network::record_end(&entry, Ending { body_size: 0, failure: Some(reason.clone()) });
-        return Err(ProxyError(reason));
-    }
+    // Nothing about the server is decided here: the tunnel opens whatever the host (a name
+    // that does not resolve, one the policy refuses, a daemon port), and each request in it
+    // is recorded under its own URL and type and refused or failed for its own reason
+    // (`forward.rs`), so the page's navigation and its sub-resources name it. Refusing the
+    // CONNECT would leave the page a closed connection and the log a record of no request.
     let upgrade = hyper::upgrade::on(&mut request);
     tokio::spawn(async move {
         let Ok(upgraded) = upgrade.await else { return };

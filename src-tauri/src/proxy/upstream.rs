@@ -93,16 +93,6 @@ pub(super) fn describe_failure(error: &(dyn std::error::Error + 'static)) -> Str
     format!("network_failed: {error}")
 }
 
-/// Refuses a destination a page may not reach: a daemon port (looked up here when the
-/// request goes direct; only address literals and loopback names when an upstream proxy
-/// resolves it).
-pub(super) async fn admit(proxy: &Proxy, target: &Upstream) -> Result<(), String> {
-    match proxy.route.get().filter(|route| route.applies_to(&target.host)) {
-        Some(_) => super::chain::check_target(proxy, target),
-        None => check_destination(proxy, target).await.map(drop),
-    }
-}
-
 /// A new connection to `target` (through the session's upstream proxy unless bypassed),
 /// its bytes rationed by the session's network conditions.
 async fn open_upstream(proxy: &Proxy, target: &Upstream) -> Result<SendRequest<ProxyBody>, String> {

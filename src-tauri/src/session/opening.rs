@@ -33,12 +33,15 @@ pub(super) async fn approve_profile(table: &SessionTable, profile: &str, session
     }
 }
 
-/// Downloads the policy does not simply allow start refused: the agent turns them on with
+/// Downloads the policy does not simply allow start refused, naming the rule (a denied
+/// download says `blocked_by_policy`): the agent turns them on with
 /// `set_download_behavior`, which the policy then gates.
 pub(super) fn refuse_downloads_unless_allowed(policy: &SessionPolicy, downloads: &Downloads) {
-    if policy.rules().tool(Gated::Downloads).0 != Decision::Allow {
+    let (decision, rule) = policy.rules().tool(Gated::Downloads);
+    if decision != Decision::Allow {
         let mut refused = downloads.policy();
         refused.behavior = DownloadBehavior::Deny;
+        refused.refused_by = Some(rule);
         downloads.set_policy(refused);
     }
 }

@@ -27,6 +27,9 @@ pub const DECIDED_DOWNLOAD: Duration = Duration::from_secs(15);
 /// may still navigate instead, for a cross-origin URL).
 pub const LINK_DOWNLOAD: Duration = Duration::from_secs(2);
 
+/// What a download the person's policy refused says failed it.
+pub const BLOCKED_BY_POLICY: &str = "blocked_by_policy";
+
 /// Accept downloads into a directory, or deny them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -46,6 +49,9 @@ pub struct DownloadPolicy {
     pub path: PathBuf,
     /// Whether downloads are recorded in the session's events (they are listed either way).
     pub events_enabled: bool,
+    /// The person's policy rule that keeps downloads refused, while the agent has not set a
+    /// behavior of its own (a denied download then says `blocked_by_policy` and names it).
+    pub refused_by: Option<String>,
 }
 
 pub use crate::events::DownloadStatus;
@@ -77,9 +83,12 @@ pub struct DownloadRecord {
     pub started_at: String,
     /// When it ended.
     pub finished_at: Option<String>,
-    /// Why it failed (`quota`, a network error, ...).
+    /// Why it failed or was denied (`quota`, a network error, `blocked_by_policy`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// With `error: "blocked_by_policy"`, the person's rule that refused it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy_rule: Option<String>,
     /// Its place among the session's downloads (1 for the first).
     #[serde(skip)]
     pub ordinal: u64,
@@ -117,7 +126,8 @@ struct DownloadsState {
 impl Downloads {
     /// Accepting into `default_dir`, with events on.
     pub fn new(default_dir: PathBuf, max_bytes: u64, events: Arc<EventLog>) -> Downloads {
-        let policy = DownloadPolicy { behavior: DownloadBehavior::Accept, path: default_dir.clone(), events_enabled: true };
+        let policy =
+            DownloadPolicy { behavior: DownloadBehavior::Accept, path: default_dir.clone(), events_enabled: true, refused_by: None };
         Downloads {
             default_dir,
             max_bytes,
@@ -170,6 +180,7 @@ impl Downloads {
             started_at: crate::clock::now(),
             finished_at: None,
             error: None,
+            policy_rule: None,
         };
         if state.records.len() == MAX_DOWNLOAD_RECORDS {
             // The oldest finished record goes first; a running one is never forgotten.
@@ -208,6 +219,10 @@ impl Downloads {
                 None => {
                     record.status = DownloadStatus::Denied;
                     record.finished_at = Some(crate::clock::now());
+                    if let Some(rule) = &policy.refused_by {
+                        record.error = Some(BLOCKED_BY_POLICY.to_string());
+                        record.policy_rule = Some(rule.clone());
+                    }
                 }
             }
             (record.tab.clone(), record.url.clone())
@@ -284,6 +299,7 @@ impl Downloads {
             received_bytes: record.received_bytes,
             sha256: record.sha256,
             error: record.error,
+            policy_rule: record.policy_rule,
         };
         self.events.push(record.tab.as_deref(), finished);
     }
@@ -439,10 +455,20 @@ mod tests {
     fn deny_and_quota() {
         let dir = std::env::temp_dir();
         let downloads = Downloads::new(dir.clone(), 10, Arc::new(EventLog::new(Arc::new(SeqCounter::default()))));
-        downloads.set_policy(DownloadPolicy { behavior: DownloadBehavior::Deny, path: dir, events_enabled: true });
+        downloads.set_policy(DownloadPolicy { behavior: DownloadBehavior::Deny, path: dir, events_enabled: true, refused_by: None });
         let denied = downloads.begin(None, "http://x/a");
         assert!(downloads.decide(&denied, "a", None, None).is_none());
         assert_eq!(downloads.get(&denied).unwrap().status, DownloadStatus::Denied);
+        assert_eq!(downloads.get(&denied).unwrap().error, None, "the agent's own denial names no policy");
+        let rule = "profiles.work.tools.downloads".to_string();
+        downloads.set_policy(DownloadPolicy { refused_by: Some(rule.clone()), ..downloads.policy() });
+        let refused = downloads.begin(None, "http://x/c");
+        assert!(downloads.decide(&refused, "c", None, None).is_none());
+        let record = downloads.get(&refused).unwrap();
+        assert_eq!(
+            (record.status, record.error, record.policy_rule),
+            (DownloadStatus::Denied, Some("blocked_by_policy".into()), Some(rule))
+        );
         let big = downloads.begin(None, "http://x/b");
         assert!(downloads.received(&big, 8));
         assert!(!downloads.received(&big, 8), "over the budget");

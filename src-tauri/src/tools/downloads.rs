@@ -104,7 +104,9 @@ pub(super) fn tools() -> Vec<Tool> {
                     }
                     (_, None) => downloads.default_dir.clone(),
                 };
-                let policy = DownloadPolicy { behavior: input.behavior, path, events_enabled: input.events_enabled.unwrap_or(true) };
+                // The agent's own choice from now on: a denial is its own, not the policy's.
+                let events_enabled = input.events_enabled.unwrap_or(true);
+                let policy = DownloadPolicy { behavior: input.behavior, path, events_enabled, refused_by: None };
                 downloads.set_policy(policy.clone());
                 Ok(DownloadBehaviorOutput {
                     scope: "session",

@@ -134,6 +134,12 @@ pub(crate) struct DownloadBegun {
     pub(crate) url: String,
     /// The name the server (or the page) suggested, once known.
     pub(crate) suggested_filename: Option<String>,
+    /// Why it was refused, when it already was (`blocked_by_policy`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<String>,
+    /// With `error: "blocked_by_policy"`, the person's rule that refused it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) policy_rule: Option<String>,
 }
 
 /// A popup an action opened as a new tab.
@@ -240,6 +246,8 @@ pub(crate) async fn downloads_since(context: &ToolContext, mark: ActionMark, nav
                     download_id: record.download_id,
                     url: record.url,
                     suggested_filename: record.suggested_filename,
+                    error: record.error,
+                    policy_rule: record.policy_rule,
                 })
                 .collect();
         }

@@ -229,6 +229,8 @@ mod tests {
                             http_status: Some(200),
                             net_error: None,
                             net_error_description: None,
+                            proxy_error: None,
+                            policy_rule: None,
                             settle,
                         };
                         drop(reply.send(Ok(Answer::Navigation(report))));

@@ -80,6 +80,9 @@ event_kinds! {
         sha256: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// With `error: "blocked_by_policy"`, the person's rule that refused it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        policy_rule: Option<String>,
     }
     /// The page opened a file chooser (answered with armed files, or cancelled).
     FileChooser = "file_chooser" {
@@ -107,6 +110,9 @@ event_kinds! {
         reason: BlockReason,
         #[serde(skip_serializing_if = "Option::is_none")]
         from: Option<String>,
+        /// With `reason: "policy"`, the person's rule that refused the site.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rule: Option<String>,
     }
     /// The policy asked a person to approve an action (or could not), and what came of it.
     Approval = "approval" {

@@ -144,12 +144,15 @@ async fn finish(tab: &Tab, requested: &str, begun: Instant, settle: Duration) ->
         })
     });
     if let Some((name, description)) = failure {
+        let (proxy_error, policy_rule) = failure_details(&name, &description);
         let report = NavigationReport {
             requested_url: requested.to_string(),
             url,
             http_status,
             net_error: Some(name.clone()),
             net_error_description: Some(description.clone()),
+            proxy_error,
+            policy_rule,
             settle: SettleReport { waited_ms: begun.elapsed().as_millis() as u64, ..SettleReport::default() },
         };
         return Err(Error::new(ErrorCode::NavigationFailed, format!("the page could not be loaded: {description} ({name})"))
@@ -162,8 +165,25 @@ async fn finish(tab: &Tab, requested: &str, begun: Instant, settle: Duration) ->
         http_status,
         net_error: None,
         net_error_description: None,
+        proxy_error: None,
+        policy_rule: None,
         settle,
     })
+}
+
+/// What a failure the session proxy named says beyond its `net_error`: the kind of an
+/// upstream proxy's failure (`proxy_failed: proxy_auth_failed: ...`), the person's rule
+/// that refused the site (`blocked_by_policy: <rule>`).
+fn failure_details(name: &str, description: &str) -> (Option<String>, Option<String>) {
+    let rest = description.strip_prefix(name).and_then(|rest| rest.strip_prefix(": "));
+    match (name, rest) {
+        ("proxy_failed", Some(rest)) => {
+            let kind = rest.split(':').next().unwrap_or_default();
+            (kind.starts_with("proxy_").then(|| kind.to_string()), None)
+        }
+        ("blocked_by_policy", Some(rule)) => (None, Some(rule.to_string())),
+        _ => (None, None),
+    }
 }
 
 /// Samples the DOM size and pending requests until both hold still.

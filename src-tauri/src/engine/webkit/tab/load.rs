@@ -1,6 +1,7 @@
 //! A tab's load signals: load progress as counters and events (started, committed with
-//! its HTTP status, finished, failed), the URL and title the listings show, requests in
-//! flight (the network half of "settled"), and the web process's death.
+//! its HTTP status, finished, failed: named by the session proxy's record of the request
+//! when the proxy refused it or gave up on it), the URL and title the listings show,
+//! requests in flight (the network half of "settled"), and the web process's death.
 
 use webkit2gtk::{LoadEvent, URIResponseExt, WebResourceExt, WebViewExt};
 
@@ -65,6 +66,10 @@ pub(super) fn connect(tab: &Tab) {
         (tab.load.clone(), tab.load_changed.clone(), tab.events.clone(), tab.id.clone(), page.clone());
     view.connect_load_failed(move |_view, _event, failing_uri, error| {
         let (name, description) = describe_load_error(error);
+        let (name, description) = match page_state.traffic.failure_for(failing_uri) {
+            Some(reason) if from_the_network(error) => (failure_name(&reason), reason),
+            _ => (name, description),
+        };
         load.borrow_mut().failure = Some((name.clone(), description.clone()));
         page_state.signal(TabSignal::LoadFailed { url: failing_uri.to_string(), net_error: name.clone() });
         let failed = EventKind::LoadFailed { url: failing_uri.to_string(), net_error: name, net_error_description: description };
@@ -116,6 +121,22 @@ pub(super) fn connect(tab: &Tab) {
         page_state.signal(TabSignal::Crashed);
         changed.notify_waiters();
     });
+}
+
+/// Whether a load error is what the page saw of its connection (a closed one, say), which
+/// the session proxy's record of the request explains: the proxy refuses a request or
+/// gives up on it by closing the page's connection, so WebKit reports a truncated answer
+/// (`partial_input`) whether the person's policy refused the site, the upstream proxy
+/// refused the login or the name did not resolve. Not a load WebKit itself stopped.
+fn from_the_network(error: &glib::Error) -> bool {
+    use webkit2gtk::{NetworkError, PolicyError};
+    error.kind::<PolicyError>().is_none() && error.kind::<NetworkError>() != Some(NetworkError::Cancelled)
+}
+
+/// The `net_error` of a failure the proxy recorded (`proxy_failed: proxy_auth_failed: ...`
+/// is `proxy_failed`).
+fn failure_name(reason: &str) -> String {
+    reason.split(':').next().unwrap_or("network_failed").trim().to_string()
 }
 
 /// A short, stable name and a description for a load error.

@@ -58,8 +58,12 @@ pub(super) fn connect_engine_console(tab: &Tab) {
     view.connect_user_message_received(move |view, message| {
         let Some(message) = crate::engine::webkit::web_process::EngineMessage::from_user_message(message) else { return false };
         if let Some(url) = message.refused_url() {
-            let blocked =
-                EventKind::NavigationBlocked { url: crate::urls::redact_credentials(url), reason: BlockReason::LocalResource, from: None };
+            let blocked = EventKind::NavigationBlocked {
+                url: crate::urls::redact_credentials(url),
+                reason: BlockReason::LocalResource,
+                from: None,
+                rule: None,
+            };
             state.traffic.events.push(Some(&tab_id), blocked);
         }
         state.console.push(ConsoleEntry {

@@ -118,7 +118,12 @@ pub(super) fn connect(tab: &Tab) {
             return false;
         }
         decision.ignore();
-        let blocked = EventKind::NavigationBlocked { url: crate::urls::redact_credentials(&uri), reason: BlockReason::Scheme, from: None };
+        let blocked = EventKind::NavigationBlocked {
+            url: crate::urls::redact_credentials(&uri),
+            reason: BlockReason::Scheme,
+            from: None,
+            rule: None,
+        };
         events.push(Some(&tab_id), blocked);
         true
     });
