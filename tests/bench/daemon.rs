@@ -6,6 +6,7 @@
 //! the shared benchmark pages (`../shared/bench`) when present, else on the test fixtures.
 
 mod busy;
+mod catalogue;
 mod cli;
 mod coldstart;
 #[path = "../e2e/harness/mod.rs"]
@@ -66,6 +67,11 @@ fn main() {
         }
         let daemon = Daemon::start();
         screenshots::screenshots(&daemon, &fixtures);
+        return;
+    }
+    // `bench catalogue`: the MCP tool list's tokens against Playwright MCP's.
+    if std::env::args().nth(1).as_deref() == Some("catalogue") {
+        catalogue::catalogue(&Daemon::start());
         return;
     }
     // `bench requests`: the tokens of page (c)'s request list against Playwright MCP's.
@@ -201,6 +207,8 @@ fn main() {
         proxy_cost(&fixtures, &page_b, &fixtures.url("/b/fetch50.html"));
     }
     mcp(&daemon, &lease, &fixtures);
+    println!();
+    catalogue::catalogue(&daemon);
     if shared && full {
         println!();
         coldstart::cold_start(&fixtures);
@@ -354,7 +362,7 @@ fn page_tools(lease: &Lease, fixtures: &Fixtures, shared: bool) {
 fn mcp(daemon: &Daemon, lease: &Lease, fixtures: &Fixtures) {
     println!();
     let session = lease.session();
-    let mut agent = McpProcess::start(daemon, "bench-mcp");
+    let mut agent = McpProcess::start_with_caps(daemon, "bench-mcp", "devtools");
     agent.call("browser_navigate", json!({ "url": fixtures.url("/f/hello.html") }));
     let (mut over_http, mut over_mcp) = (Vec::new(), Vec::new());
     for _ in 0..200 {

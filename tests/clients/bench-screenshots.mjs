@@ -81,7 +81,7 @@ async function runMalo() {
   // A daemon this run starts (`malo mcp` starts one when none runs on the data dir) is
   // stopped at the end; one that ran before is left alone.
   const daemonBefore = daemonOf(dataDir);
-  const server = await connect('malo', maloBinary, ['mcp', '--data-dir', dataDir, '--agent-id', 'bench-screenshots']);
+  const server = await connect('malo', maloBinary, ['mcp', '--data-dir', dataDir, '--agent-id', 'bench-screenshots', '--caps', 'sessions']);
   let tree = [];
   try {
     const { session_id: session } = JSON.parse(await server.callText('browser_session_new', { width: 1280, height: 720 }));

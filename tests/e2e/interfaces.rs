@@ -37,6 +37,9 @@ fn the_official_python_mcp_sdk_drives_malo_over_stdio_and_http() {
     assert!(http.status.success(), "{}", String::from_utf8_lossy(&http.stderr));
     for output in [stdio.stdout, http.stdout] {
         let seen: Value = serde_json::from_slice(&output).unwrap();
+        let core: Vec<&str> = seen["core_tools"].as_array().unwrap().iter().map(|tool| tool.as_str().unwrap()).collect();
+        assert!(core.contains(&"browser_enable_caps") && !core.contains(&"browser_assert"), "{core:?}");
+        assert_eq!(seen["enabled"], json!(["vision", "devtools", "sessions"]));
         let tools: Vec<&str> = seen["tools"].as_array().unwrap().iter().map(|tool| tool.as_str().unwrap()).collect();
         for name in ["browser_navigate", "browser_snapshot", "browser_click", "browser_fill", "browser_assert", "browser_session_new"] {
             assert!(tools.contains(&name), "{tools:?}");
@@ -98,14 +101,16 @@ fn two_mcp_agents_are_isolated_and_a_killed_one_is_reclaimed() {
 #[test]
 fn mcp_errors_are_tool_errors_with_codes_and_sessions_are_addressable() {
     let daemon = Daemon::start();
-    let mut agent = McpProcess::start(&daemon, "agent-x");
+    let mut agent = McpProcess::start_with_caps(&daemon, "agent-x", "all");
     let listed = agent.request("tools/list", json!({}));
     let tools = listed["tools"].as_array().unwrap();
     let registry = request(daemon.lease("other").port, "GET", "/v1/tools", &daemon.lease("other").headers(), None);
     for tool in registry.body["tools"].as_array().unwrap() {
         let name = format!("browser_{}", tool["name"].as_str().unwrap());
         let exposed = tools.iter().find(|candidate| candidate["name"] == name.as_str()).unwrap_or_else(|| panic!("{name} missing"));
-        assert_eq!(exposed["description"], tool["description"]);
+        // Over MCP a description is its first sentence, without asides when long.
+        let said = exposed["description"].as_str().unwrap();
+        assert!(!said.is_empty() && said.len() <= tool["description"].as_str().unwrap().len(), "{name}: {said}");
         assert_eq!(exposed["inputSchema"]["required"], tool["input_schema"]["required"]);
     }
     let (failed, text) = agent.call("browser_navigate", json!({ "url": "file:///etc/passwd" }));

@@ -19,6 +19,7 @@ mod leaks;
 mod leases;
 mod live;
 mod login;
+mod mcp_caps;
 mod network;
 mod pdf;
 mod policy;

@@ -473,7 +473,7 @@ fn no_tool_route_or_mcp_call_writes_the_policy_file() {
         session.fails("set_download_behavior", json!({ "behavior": "accept", "download_path": directory }), 400, "E_BAD_REQUEST");
     }
     // The same through MCP, and the CLI's -o.
-    let mut mcp = McpProcess::start(&daemon, "agent-mcp");
+    let mut mcp = McpProcess::start_with_caps(&daemon, "agent-mcp", "all");
     for aim in &aims {
         let _ = mcp.call("browser_screenshot", json!({ "path": aim }));
         let _ = mcp.call("browser_pdf", json!({ "path": aim }));

@@ -242,7 +242,7 @@ fn the_mouse_scrolls_drags_and_clicks_at_points() {
 fn over_mcp_a_screenshot_is_image_content_capped_for_vision_models() {
     let daemon = Daemon::start();
     let fixtures = Fixtures::start();
-    let mut agent = McpProcess::start(&daemon, "agent-m");
+    let mut agent = McpProcess::start_with_caps(&daemon, "agent-m", "sessions");
     let opened = agent.request("tools/call", json!({ "name": "browser_session_new", "arguments": { "width": 2000, "height": 1000 } }));
     let opened: Value = serde_json::from_str(opened["content"][0]["text"].as_str().unwrap()).unwrap();
     let session = opened["session_id"].as_str().unwrap().to_string();

@@ -1,5 +1,6 @@
-"""A real MCP client (the official Python SDK) driving malo: list the tools, then on a
-fixture page navigate, snapshot, click by ref, fill, assert and take a screenshot.
+"""A real MCP client (the official Python SDK) driving malo: list the tools, enable the
+groups it needs, then on a fixture page navigate, snapshot, click by ref, fill, assert and
+take a screenshot.
 
     client.py stdio <fixture-url> -- <malo> mcp --data-dir ... [--agent-id ...]
     client.py http <fixture-url> <mcp-url> <lease-token>
@@ -21,6 +22,10 @@ def text_of(result):
 
 async def flow(session, fixture_url):
     seen = {}
+    seen["core_tools"] = sorted(tool.name for tool in (await session.list_tools()).tools)
+    # assert and observe are in `devtools` and `vision`, more sessions in `sessions`.
+    enabled = await session.call_tool("browser_enable_caps", {"groups": ["devtools", "vision", "sessions"]})
+    seen["enabled"] = json.loads(text_of(enabled))["enabled"]
     listed = await session.list_tools()
     seen["tools"] = sorted(tool.name for tool in listed.tools)
     schemas = {tool.name: tool.input_schema for tool in listed.tools}

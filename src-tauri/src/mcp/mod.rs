@@ -5,9 +5,12 @@
 //! text, screenshots as image content, failures as tool errors carrying the `E_*` code.
 
 mod backend;
+pub mod caps;
+mod schema;
 mod stdio;
 
 pub use backend::{Backend, HttpBackend, LocalBackend};
+pub use caps::{Caps, Group};
 pub use stdio::{run, McpArgs};
 
 use std::sync::Arc;
@@ -45,8 +48,11 @@ pub struct McpServer<B: Backend> {
     default_session: Arc<Mutex<Option<String>>>,
     /// Whether a call has used the default session.
     default_used: Arc<std::sync::atomic::AtomicBool>,
-    /// The tool list as MCP shows it, made on first use (every call checks its name).
-    listed: Arc<std::sync::OnceLock<Vec<Tool>>>,
+    /// Every tool as MCP shows it with the `sessions` group and without it, made on first
+    /// use; a listing keeps those of the enabled groups.
+    listed: Arc<std::sync::OnceLock<[Vec<Tool>; 2]>>,
+    /// The groups this connection lists beyond the core set.
+    caps: Arc<std::sync::Mutex<Caps>>,
 }
 
 impl<B: Backend> Clone for McpServer<B> {
@@ -58,12 +64,14 @@ impl<B: Backend> Clone for McpServer<B> {
             default_session: self.default_session.clone(),
             default_used: self.default_used.clone(),
             listed: self.listed.clone(),
+            caps: self.caps.clone(),
         }
     }
 }
 
 impl<B: Backend> McpServer<B> {
-    /// A server over `backend`, exposing `catalogue`.
+    /// A server over `backend`, exposing `catalogue`: the core set until groups are
+    /// enabled ([`McpServer::with_caps`], `browser_enable_caps`).
     pub fn new(backend: Arc<B>, catalogue: Vec<ToolDescription>, options: SessionOptions) -> McpServer<B> {
         McpServer {
             backend,
@@ -72,33 +80,53 @@ impl<B: Backend> McpServer<B> {
             default_session: Arc::default(),
             default_used: Arc::default(),
             listed: Arc::default(),
+            caps: Arc::default(),
         }
     }
 
-    fn tools(&self) -> &[Tool] {
-        self.listed.get_or_init(|| self.list_tools_once())
+    /// The server listing these groups beyond the core set from the start.
+    pub fn with_caps(self, caps: Caps) -> McpServer<B> {
+        *self.caps.lock().expect("caps poisoned") = caps;
+        self
     }
 
-    fn list_tools_once(&self) -> Vec<Tool> {
+    /// The groups enabled now.
+    fn caps(&self) -> Caps {
+        self.caps.lock().expect("caps poisoned").clone()
+    }
+
+    /// The tools listed now: the core set and those of the enabled groups.
+    fn tools(&self) -> Vec<Tool> {
+        let caps = self.caps();
+        let every = self.listed.get_or_init(|| [self.list_tools_once(false), self.list_tools_once(true)]);
+        every[usize::from(caps.has(Group::Sessions))].iter().filter(|tool| caps.lists(&tool.name)).cloned().collect()
+    }
+
+    /// Every tool as MCP lists it; with `sessions`, page tools take `session` too.
+    fn list_tools_once(&self, sessions: bool) -> Vec<Tool> {
         let mut tools: Vec<Tool> = self
             .catalogue
             .iter()
             .map(|tool| {
-                let mut schema = tool.input_schema.as_object().cloned().unwrap_or_default();
-                let properties = schema.entry("properties").or_insert_with(|| json!({}));
-                properties["session"] = json!({
-                    "type": "string",
-                    "description": "The session to use (from browser_session_new); omitted: this connection's default session (opened when the client initialises)."
-                });
-                crate::tools::declare_defaults(properties, tool.presentation.mcp_defaults, "Over MCP");
-                Tool::new(format!("{PREFIX}{}", tool.name), tool.description, Arc::new(schema))
+                let mut schema = schema::compact(&tool.input_schema);
+                let properties = &mut schema["properties"];
+                shared_fields(&tool.input_schema["properties"], properties);
+                if sessions {
+                    properties["session"] = json!({ "type": "string" });
+                }
+                for (field, value) in tool.presentation.mcp_defaults {
+                    properties[*field]["default"] = crate::tools::default_value(value);
+                }
+                let schema = schema.as_object().cloned().unwrap_or_default();
+                Tool::new(format!("{PREFIX}{}", tool.name), schema::tool_description(tool.description), Arc::new(schema))
             })
             .collect();
         let object = |value: Value| Arc::new(value.as_object().cloned().unwrap_or_default());
+        tools.push(Tool::new("browser_enable_caps", ENABLE_CAPS_DESCRIPTION, object(enable_caps_schema())));
         tools.push(Tool::new(
             "browser_session_new",
-            "Open a new isolated browsing session (its own cookies, storage and files). Returns its id; pass it as `session` to other tools.",
-            object(crate::tools::schema_of::<crate::session::CreateSession>()),
+            "Open a new isolated browsing session (its own cookies, storage and files). Returns its id; pass it as `session` to other tools (without it they use this connection's default session).",
+            object(schema::compact(&crate::tools::schema_of::<crate::session::CreateSession>())),
         ));
         tools.push(Tool::new(
             "browser_session_list",
@@ -111,6 +139,44 @@ impl<B: Backend> McpServer<B> {
             object(json!({ "type": "object", "properties": { "session": { "type": "string" } }, "additionalProperties": false })),
         ));
         tools
+    }
+
+    /// Enables groups for this connection and tells the client its tool list changed.
+    async fn enable_caps(&self, arguments: Map<String, Value>, peer: &rmcp::service::Peer<RoleServer>) -> Result<CallToolResult> {
+        let groups = match arguments.get("groups") {
+            Some(Value::Array(groups)) if groups.iter().all(Value::is_string) && arguments.len() == 1 => {
+                groups.iter().filter_map(Value::as_str).map(str::to_string).collect::<Vec<_>>()
+            }
+            _ => return Err(Error::bad_request("invalid input for enable_caps: give only `groups`, a list of group names")),
+        };
+        let before: Vec<String> = self.tools().into_iter().map(|tool| tool.name.to_string()).collect();
+        let added = self.caps.lock().expect("caps poisoned").enable(groups.iter().map(String::as_str))?;
+        let tools: Vec<String> =
+            self.tools().into_iter().map(|tool| tool.name.to_string()).filter(|name| !before.contains(name)).collect();
+        if !added.is_empty() {
+            // Before the answer, so a client lists again before its next turn; bounded, as a
+            // Streamable HTTP client without a stream open may never take it. A client that
+            // does not follow the list still has the answer's names.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), peer.notify_tool_list_changed()).await;
+        }
+        let caps = self.caps();
+        let enabled: Vec<&str> = Group::ALL.into_iter().filter(|group| caps.has(*group)).map(Group::name).collect();
+        Ok(json_result(&json!({ "enabled": enabled, "added_tools": tools })))
+    }
+
+    /// The error for a call to a tool this connection does not list: the group to enable,
+    /// when the tool is in one.
+    fn not_listed(&self, name: &str) -> Error {
+        let exists = self.catalogue.iter().any(|tool| name.strip_prefix(PREFIX) == Some(tool.name))
+            || matches!(name, "browser_session_new" | "browser_session_list" | "browser_session_close");
+        let message = match caps::group_of(name).filter(|_| exists) {
+            Some(group) => format!(
+                "{name} is in the tool group `{0}`, not enabled on this connection: call browser_enable_caps {{\"groups\": [\"{0}\"]}} (or start malo mcp --caps {0})",
+                group.name()
+            ),
+            None => format!("there is no tool named {name:?}"),
+        };
+        Error::new(crate::error::ErrorCode::UnknownTool, message)
     }
 
     async fn session_for(&self, named: Option<String>) -> Result<String> {
@@ -252,6 +318,53 @@ fn shape(presentation: &crate::tools::Presentation, mut result: Value) -> CallTo
     }
 }
 
+/// The fields many tools share, said once (the server's instructions say what they mean):
+/// an action's target (`ref`, `selector`, `x`, `y`) and waits (`settle_ms`, `timeout_ms`),
+/// and a page tool's `tab`, which MCP leaves out (`browser_tab_select` chooses the tab page
+/// tools act on; a `tab` given is still taken). Each only where the registry's field is
+/// the shared one, as its description tells.
+const SHARED_FIELDS: [(&str, &str, Option<&str>); 7] = [
+    ("ref", "The element: a ref", Some("Ref from browser_snapshot.")),
+    ("selector", "The element: a CSS selector", Some("Or a CSS selector.")),
+    ("x", "Or a point in the viewport", None),
+    ("y", "Or a point in the viewport", None),
+    ("settle_ms", "Upper bound in ms for waiting for what the action caused", None),
+    ("timeout_ms", "How long to wait for the element to be actionable", None),
+    ("tab", "The tab to act on", None),
+];
+
+fn shared_fields(registry: &Value, listed: &mut Value) {
+    for (field, said, short) in SHARED_FIELDS {
+        let shared = registry[field]["description"].as_str().is_some_and(|description| description.starts_with(said));
+        let Some(listed_field) = listed.get_mut(field).filter(|_| shared) else { continue };
+        match (field, short) {
+            ("tab", _) => {
+                listed.as_object_mut().map(|fields| fields.remove("tab"));
+            }
+            (_, Some(short)) => listed_field["description"] = json!(short),
+            (_, None) => {
+                listed_field.as_object_mut().map(|object| object.remove("description"));
+            }
+        }
+    }
+}
+
+/// What `browser_enable_caps` says of itself: the groups and what they hold, once.
+const ENABLE_CAPS_DESCRIPTION: &str = "Add tool groups to this connection; the tool list then grows. network (response bodies, \
+     interception, HAR, headers, throttling), files (upload, downloads), state (cookies, storage, profiles, identity), vision \
+     (mouse at x,y, drag, observe, viewport), pdf, devtools (evaluate, extract, assert, run_steps, events, hover, check, scroll, \
+     focus), person (a person logs in, watch), sessions (more sessions), all.";
+
+fn enable_caps_schema() -> Value {
+    let mut names: Vec<&str> = Group::ALL.into_iter().map(Group::name).collect();
+    names.push("all");
+    json!({
+        "type": "object",
+        "properties": { "groups": { "type": "array", "items": { "enum": names } } },
+        "required": ["groups"]
+    })
+}
+
 fn json_result(value: &Value) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(value.to_string())])
 }
@@ -266,10 +379,12 @@ fn error_result(error: &Error) -> CallToolResult {
 
 impl<B: Backend> ServerHandler for McpServer<B> {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build()).with_instructions(
             "malo-browser: hidden, isolated browser sessions. Start with browser_navigate, then browser_snapshot \
-             (text, refs like e12) and act with browser_click / browser_fill / browser_press using those refs. \
-             Tools use this connection's default session unless you pass `session` (see browser_session_new).",
+             (text, refs like e12) and act with browser_click / browser_fill / browser_press using those refs \
+             (or a CSS `selector`). Actions wait up to `timeout_ms` for their element to be actionable and up to \
+             `settle_ms` for what they caused (navigation, dialogs, quiet DOM). Page tools act on the selected tab \
+             (browser_tab_select). More tools come in groups: browser_enable_caps adds them.",
         )
     }
 
@@ -285,20 +400,27 @@ impl<B: Backend> ServerHandler for McpServer<B> {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
+        Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        let known = self.tools().iter().any(|tool| tool.name == name);
-        if !known {
-            return Ok(error_result(&Error::new(crate::error::ErrorCode::UnknownTool, format!("there is no tool named {name:?}"))).into());
+        let listed = self.tools().iter().any(|tool| tool.name == name);
+        if !listed {
+            return Ok(error_result(&self.not_listed(&name)).into());
         }
         let arguments = request.arguments.unwrap_or_default();
+        if name == "browser_enable_caps" {
+            return Ok(match self.enable_caps(arguments, &context.peer).await {
+                Ok(result) => result,
+                Err(error) => error_result(&error),
+            }
+            .into());
+        }
         Ok(match self.dispatch(&name, arguments).await {
             Ok(result) => result,
             Err(error) => error_result(&error),
@@ -306,3 +428,6 @@ impl<B: Backend> ServerHandler for McpServer<B> {
         .into())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -23,6 +23,11 @@ pub struct McpArgs {
     /// The agent id of the lease (default: the MCP client's name and a random suffix).
     #[arg(long)]
     pub agent_id: Option<String>,
+    /// Tool groups to list beyond the core set, comma-separated: network, files, state,
+    /// vision, pdf, devtools, person, sessions, or all (default: `MALO_MCP_CAPS`, else
+    /// none; `browser_enable_caps` adds more while connected).
+    #[arg(long, value_name = "GROUPS")]
+    pub caps: Option<String>,
     /// The sessions it opens: `--profile`, `--width`, `--height`.
     #[command(flatten)]
     pub sessions: SessionOptions,
@@ -31,19 +36,20 @@ pub struct McpArgs {
 /// Serves MCP on stdin/stdout until the client goes away.
 pub fn run(args: McpArgs) -> Result<()> {
     let data_dir = crate::config::expand_home(&args.data_dir)?;
+    let caps = super::caps::from_flag_or_environment(args.caps.as_deref())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|error| Error::internal(format!("cannot start the async runtime: {error}")))?;
-    runtime.block_on(serve(args, data_dir))
+    runtime.block_on(serve(args, data_dir, caps))
 }
 
-async fn serve(args: McpArgs, data_dir: PathBuf) -> Result<()> {
+async fn serve(args: McpArgs, data_dir: PathBuf, caps: super::Caps) -> Result<()> {
     // The handshake is answered at once; the daemon is found (or started) meanwhile, and
     // the first tool call waits for it if it must.
     let backend = Arc::new(HttpBackend::starting(data_dir, args.agent_id.clone()));
-    let server = McpServer::new(backend.clone(), ToolRegistry::standard().catalogue(), args.sessions);
+    let server = McpServer::new(backend.clone(), ToolRegistry::standard().catalogue(), args.sessions).with_caps(caps);
     let service =
         server.serve(rmcp::transport::stdio()).await.map_err(|error| Error::internal(format!("MCP handshake failed: {error}")))?;
     let heartbeat = tokio::spawn(keep_lease_alive(backend.clone()));

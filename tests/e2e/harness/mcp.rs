@@ -34,12 +34,23 @@ impl McpProcess {
         McpProcess::start_in(&daemon.data_dir, agent_id)
     }
 
+    /// `malo mcp` listing these tool groups beyond the core set (`--caps`).
+    pub fn start_with_caps(daemon: &Daemon, agent_id: &str, caps: &str) -> McpProcess {
+        McpProcess::launch(&daemon.data_dir, agent_id, &["--caps", caps])
+    }
+
     /// `malo mcp` on a data directory (it starts a daemon there when none runs).
     pub fn start_in(data_dir: &Path, agent_id: &str) -> McpProcess {
+        McpProcess::launch(data_dir, agent_id, &[])
+    }
+
+    fn launch(data_dir: &Path, agent_id: &str, flags: &[&str]) -> McpProcess {
         let mut child = Command::new(malo_binary())
             .args(["mcp", "--data-dir"])
             .arg(data_dir)
             .args(["--agent-id", agent_id])
+            .args(flags)
+            .env_remove("MALO_MCP_CAPS")
             .env("DISPLAY", display())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
