@@ -14,6 +14,7 @@ Prints one JSON object with what it saw; exits non-zero on a protocol failure.
 """
 import asyncio
 import json
+import os
 import re
 import sys
 
@@ -96,7 +97,8 @@ async def task(session, base, upload_path):
 async def main():
     mode = sys.argv[1]
     command = sys.argv[sys.argv.index("--") + 1:]
-    parameters = StdioServerParameters(command=command[0], args=command[1:])
+    # The whole environment (the SDK passes only a few variables by default): MALO_MCP_CAPS.
+    parameters = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     changes = []
 
     async def on_message(message):
