@@ -50,9 +50,18 @@ pub(crate) fn catalogue(daemon: &Daemon) {
     };
     let rows = [
         ("default", malo(&[]), playwright(&[]), PLAYWRIGHT_DEFAULT_TOKENS, 4_000),
-        ("all (malo --caps all; PW --caps=vision,pdf)", malo(&["--caps", "all"]), playwright(&["--caps=vision,pdf"]), PLAYWRIGHT_VISION_PDF_TOKENS, 12_000),
+        (
+            "all (malo --caps all; PW --caps=vision,pdf)",
+            malo(&["--caps", "all"]),
+            playwright(&["--caps=vision,pdf"]),
+            PLAYWRIGHT_VISION_PDF_TOKENS,
+            12_000,
+        ),
     ];
-    println!("{:<46} {:>10} {:>12} {:>10} {:>12}  goal", "MCP tool list (o200k tokens, as listed)", "malo tools", "malo tokens", "PW tools", "PW tokens");
+    println!(
+        "{:<46} {:>10} {:>12} {:>10} {:>12}  goal",
+        "MCP tool list (o200k tokens, as listed)", "malo tools", "malo tokens", "PW tools", "PW tokens"
+    );
     for (name, malo, playwright, playwright_known, goal) in rows {
         let (playwright_tools, playwright_tokens) = match playwright {
             Some((tools, tokens)) => (tools.to_string(), tokens.to_string()),

@@ -49,8 +49,22 @@ fn the_core_set_is_under_4000_tokens_and_all_lists_every_tool_under_12000() {
     assert!(core_tokens <= DEFAULT_BUDGET, "the core set costs {core_tokens} tokens");
     assert_eq!(core["tools_list_changed"], true, "the server declares tools.listChanged");
     for tool in [
-        "navigate", "snapshot", "click", "fill", "type", "press", "select", "wait_for", "requests", "console", "screenshot", "tab_new",
-        "tab_list", "tab_select", "tab_close", "enable_caps",
+        "navigate",
+        "snapshot",
+        "click",
+        "fill",
+        "type",
+        "press",
+        "select",
+        "wait_for",
+        "requests",
+        "console",
+        "screenshot",
+        "tab_new",
+        "tab_list",
+        "tab_select",
+        "tab_close",
+        "enable_caps",
     ] {
         assert!(core_names.contains(&format!("browser_{tool}")), "{tool} is not in the core set: {core_names:?}");
     }
@@ -89,7 +103,8 @@ fn the_core_set_is_under_4000_tokens_and_all_lists_every_tool_under_12000() {
     assert!(!some_names.iter().any(|name| name == "browser_cookies"));
     let from_environment = caps_client(&daemon, &["list"], &[], &[("MALO_MCP_CAPS", "state")]).unwrap();
     assert!(names(&from_environment, "names").iter().any(|name| name == "browser_cookies"));
-    let output = Command::new(malo_binary()).args(["mcp", "--caps", "network,teleport", "--data-dir"]).arg(&daemon.data_dir).output().unwrap();
+    let output =
+        Command::new(malo_binary()).args(["mcp", "--caps", "network,teleport", "--data-dir"]).arg(&daemon.data_dir).output().unwrap();
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success() && said.contains("\"teleport\"") && said.contains("sessions"), "{said}");
 }
@@ -125,7 +140,8 @@ fn an_agent_signs_in_fills_a_form_uploads_a_file_and_reads_the_request_log_with_
     let dir = TempDir::new("mcp-task");
     let file = dir.0.join("cv.txt");
     std::fs::write(&file, b"a short cv\n").unwrap();
-    let seen = caps_client(&daemon, &["task", &fixtures.url(""), file.to_str().unwrap()], &[], &[]).unwrap_or_else(|error| panic!("{error}"));
+    let seen =
+        caps_client(&daemon, &["task", &fixtures.url(""), file.to_str().unwrap()], &[], &[]).unwrap_or_else(|error| panic!("{error}"));
 
     // The server saw the sign-in and the upload, with the form's field and the file's bytes.
     let logins = fixtures.seen("/login");

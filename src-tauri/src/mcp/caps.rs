@@ -59,13 +59,21 @@ impl Group {
 pub fn group_of(tool: &str) -> Option<Group> {
     let tool = tool.strip_prefix(super::PREFIX).unwrap_or(tool);
     Some(match tool {
-        "navigate" | "history" | "snapshot" | "screenshot" | "click" | "fill" | "type" | "press" | "select" | "wait_for"
-        | "dialog" | "requests" | "console" | "tab_new" | "tab_list" | "tab_select" | "tab_close" | "enable_caps" => return None,
-        "responses" | "network_capture" | "add_intercept_rule" | "remove_intercept_rule" | "list_intercept_rules" | "export_har"
-        | "set_network_conditions" | "set_extra_http_headers" | "wait_for_event" => Group::Network,
+        "navigate" | "history" | "snapshot" | "screenshot" | "click" | "fill" | "type" | "press" | "select" | "wait_for" | "dialog"
+        | "requests" | "console" | "tab_new" | "tab_list" | "tab_select" | "tab_close" | "enable_caps" => return None,
+        "responses"
+        | "network_capture"
+        | "add_intercept_rule"
+        | "remove_intercept_rule"
+        | "list_intercept_rules"
+        | "export_har"
+        | "set_network_conditions"
+        | "set_extra_http_headers"
+        | "wait_for_event" => Group::Network,
         "set_file_input" | "set_download_behavior" | "list_downloads" | "cancel_download" => Group::Files,
-        "cookies" | "storage_state" | "set_geolocation" | "grant_permissions" | "profiles" | "profile_clone"
-        | "set_popup_policy" => Group::State,
+        "cookies" | "storage_state" | "set_geolocation" | "grant_permissions" | "profiles" | "profile_clone" | "set_popup_policy" => {
+            Group::State
+        }
         "mouse" | "observe" | "set_viewport" | "drag" => Group::Vision,
         "pdf" => Group::Pdf,
         "login" | "watch" => Group::Person,
@@ -78,8 +86,20 @@ pub fn group_of(tool: &str) -> Option<Group> {
 #[cfg(test)]
 pub(super) fn named_explicitly(tool: &str) -> bool {
     const DEVTOOLS: [&str; 14] = [
-        "evaluate", "extract", "run_steps", "assert", "events", "page_errors", "cdp_endpoint", "hover", "check", "uncheck", "scroll",
-        "focus", "scroll_into_view", "sleep",
+        "evaluate",
+        "extract",
+        "run_steps",
+        "assert",
+        "events",
+        "page_errors",
+        "cdp_endpoint",
+        "hover",
+        "check",
+        "uncheck",
+        "scroll",
+        "focus",
+        "scroll_into_view",
+        "sleep",
     ];
     group_of(tool) != Some(Group::Devtools) || DEVTOOLS.contains(&tool)
 }

@@ -151,8 +151,7 @@ impl<B: Backend> McpServer<B> {
         };
         let before: Vec<String> = self.tools().into_iter().map(|tool| tool.name.to_string()).collect();
         let added = self.caps.lock().expect("caps poisoned").enable(groups.iter().map(String::as_str))?;
-        let tools: Vec<String> =
-            self.tools().into_iter().map(|tool| tool.name.to_string()).filter(|name| !before.contains(name)).collect();
+        let tools: Vec<String> = self.tools().into_iter().map(|tool| tool.name.to_string()).filter(|name| !before.contains(name)).collect();
         if !added.is_empty() {
             // Before the answer, so a client lists again before its next turn; bounded, as a
             // Streamable HTTP client without a stream open may never take it. A client that

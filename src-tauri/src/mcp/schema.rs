@@ -137,7 +137,8 @@ fn stated_default(text: &str, choices: Option<&Value>) -> Option<(usize, usize, 
         // `` `left` (default)``: the value before it.
         let before = text[..start].trim_end_matches([',', ' ']);
         let value = before.strip_suffix('`').and_then(|rest| rest.rfind('`').map(|tick| &rest[tick + 1..]));
-        let value = value.map(|value| json!(value)).filter(|value| choices.and_then(Value::as_array).is_some_and(|listed| listed.contains(value)));
+        let value =
+            value.map(|value| json!(value)).filter(|value| choices.and_then(Value::as_array).is_some_and(|listed| listed.contains(value)));
         return Some((start, close + 1, value));
     }
     let number = inner.split([',', ' ', ';']).next().unwrap_or("");

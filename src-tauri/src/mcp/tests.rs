@@ -69,7 +69,12 @@ fn the_core_set_and_every_group_fit_their_token_budgets() {
     }
     let mut costs: Vec<(usize, String)> = all.iter().map(|tool| (tokens(&python_json(tool)), tool.name.to_string())).collect();
     costs.sort();
-    println!("core: {} tools, {core_tokens} tokens; all: {} tools, {all_tokens} tokens; dearest: {:?}", core.len(), all.len(), &costs[costs.len().saturating_sub(8)..]);
+    println!(
+        "core: {} tools, {core_tokens} tokens; all: {} tools, {all_tokens} tokens; dearest: {:?}",
+        core.len(),
+        all.len(),
+        &costs[costs.len().saturating_sub(8)..]
+    );
     assert!(core_tokens <= 4_000, "the core set: {core_tokens} tokens");
     assert!(all_tokens <= 12_000, "every tool: {all_tokens} tokens");
     assert_eq!(all.len(), crate::tools::ToolRegistry::standard().catalogue().len() + 4);
@@ -81,7 +86,8 @@ fn compact_schemas_keep_every_field_and_what_is_required() {
     for tool in crate::tools::ToolRegistry::standard().catalogue() {
         let exposed = listed.iter().find(|listed| listed.name == format!("browser_{}", tool.name)).unwrap();
         let schema = Value::Object((*exposed.input_schema).clone());
-        let fields = |schema: &Value| schema["properties"].as_object().map(|fields| fields.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+        let fields =
+            |schema: &Value| schema["properties"].as_object().map(|fields| fields.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
         let mut expected = fields(&tool.input_schema);
         expected.push("session".into());
         // A page tool's `tab` is left out (browser_tab_select); a tool's own `tab` stays.
