@@ -19,6 +19,7 @@ mod history;
 mod identity;
 mod keys;
 mod limits;
+mod local_files;
 mod login;
 mod marks;
 mod mouse;

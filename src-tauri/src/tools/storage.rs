@@ -277,13 +277,7 @@ fn import_file(context: &ToolContext, raw: &str) -> Result<PathBuf> {
             format!("{raw} is not an absolute path (give one, or a plain file name in the session's artifacts/)"),
         ));
     }
-    if context.sessions.policy().guards(path, Some(&context.session.dirs.root)) {
-        return Err(refused_path(
-            raw,
-            "inside_data_dir",
-            format!("{raw} is inside the daemon's data directory: import a file of your own"),
-        ));
-    }
+    super::local_files::outside_data_dir(context, "path", raw)?;
     Ok(path.to_path_buf())
 }
 

@@ -113,7 +113,7 @@ pub(super) fn tool() -> Tool {
 }
 
 async fn set_files(context: ToolContext, input: SetFileInputInput) -> Result<SetFileInputOutput> {
-    let files = checked_files(&input.files)?;
+    let files = checked_files(&context, &input.files)?;
     let paths: Vec<String> = files.iter().map(|(path, _, _)| path.clone()).collect();
     let described: Vec<ChosenFile> = files.iter().map(|(_, name, size)| ChosenFile { name: name.clone(), size: *size }).collect();
     let tab = context.tab()?.id.clone();
@@ -173,20 +173,25 @@ async fn set_files(context: ToolContext, input: SetFileInputInput) -> Result<Set
     }))
 }
 
-/// Checks every path: absolute, an existing regular file, readable. Answers `(path, name,
-/// size)` for each.
-fn checked_files(files: &[String]) -> Result<Vec<(String, String, u64)>> {
+/// Checks every path: absolute, outside the daemon's data directory (this session's own
+/// directories aside, so a file it downloaded goes up again), an existing regular file,
+/// readable. Answers `(path, name, size)` for each.
+fn checked_files(context: &ToolContext, files: &[String]) -> Result<Vec<(String, String, u64)>> {
     if files.is_empty() {
         return Err(Error::bad_request("files is empty: give at least one path"));
     }
     files
         .iter()
-        .map(|raw| {
-            let path = Path::new(raw);
-            let refuse = |reason: &str, message: String| Error::bad_request(message).with_details(json!({ "path": raw, "reason": reason }));
+        .enumerate()
+        .map(|(index, raw)| {
+            let (path, field) = (Path::new(raw), format!("files[{index}]"));
+            let refuse = |reason: &str, message: String| {
+                Error::bad_request(message).with_details(json!({ "field": field, "reason": reason, "path": raw }))
+            };
             if !path.is_absolute() {
                 return Err(refuse("not_absolute", format!("{raw} is not an absolute path")));
             }
+            super::local_files::outside_data_dir(context, &field, raw)?;
             let metadata = std::fs::metadata(path).map_err(|_| refuse("not_found", format!("{raw} does not exist")))?;
             if !metadata.is_file() {
                 return Err(refuse("not_a_file", format!("{raw} is not a regular file")));
