@@ -278,6 +278,8 @@ fn a_refused_listed_value_names_its_field_and_what_is_allowed() {
 
     // A tool over MCP refuses the same way (one registry parses every surface's input).
     let mut agent = McpProcess::start(&daemon, "agent-m");
+    let (failed, text) = agent.call("browser_enable_caps", json!({ "groups": ["state"] }));
+    assert!(!failed, "{text}");
     let (failed, text) = agent.call("browser_grant_permissions", json!({ "permissions": ["teleport"] }));
     assert!(failed && text.starts_with("E_BAD_REQUEST: permissions[0]: unknown variant `teleport`, "), "{text}");
     assert!(text.contains(permissions) && text.contains(r#""field":"permissions[0]""#), "{text}");

@@ -86,7 +86,7 @@ fn two_mcp_agents_are_isolated_and_a_killed_one_is_reclaimed() {
     // Agent B keeps working (its heartbeats keep its lease alive past the TTL).
     let begun = std::time::Instant::now();
     while begun.elapsed() < Duration::from_secs(5) {
-        let (failed, text) = agent_b.call("browser_observe", json!({}));
+        let (failed, text) = agent_b.call("browser_snapshot", json!({}));
         assert!(!failed, "{text}");
         std::thread::sleep(Duration::from_millis(500));
     }
@@ -260,7 +260,7 @@ fn malo_links_no_webkit_and_hands_the_daemon_to_malo_daemon() {
     assert!(mapped(daemon.pid).contains("libwebkit2gtk-4.1"));
     let mut mcp = McpProcess::start(&daemon, "light");
     let listed = mcp.request("tools/list", json!({}));
-    assert!(listed["tools"].as_array().is_some_and(|tools| tools.len() > 20), "{listed}");
+    assert!(listed["tools"].as_array().is_some_and(|tools| tools.len() > 10), "{listed}");
     let maps = mapped(mcp.child.id());
     assert!(maps.contains("libc.so"), "the MCP server's mappings are readable");
     for library in ["libwebkit2gtk", "libjavascriptcoregtk", "libgtk-3", "libgdk-3", "libsoup-3"] {
