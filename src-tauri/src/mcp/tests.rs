@@ -64,9 +64,6 @@ fn the_core_set_and_every_group_fit_their_token_budgets() {
     let core = server(Caps::default()).tools();
     let all = server(Caps::all()).tools();
     let (core_tokens, all_tokens) = (tokens(&python_json(&core)), tokens(&python_json(&all)));
-    if let Ok(path) = std::env::var("MALO_DUMP_MCP_TOOLS") {
-        std::fs::write(path, python_json(&all)).unwrap();
-    }
     let mut costs: Vec<(usize, String)> = all.iter().map(|tool| (tokens(&python_json(tool)), tool.name.to_string())).collect();
     costs.sort();
     println!(
