@@ -1,7 +1,9 @@
 //! `bench requests`: what listing the requests of page (c), a document and 50 `fetch()`
-//! calls, costs an agent in o200k tokens: malo's `browser_requests` as MCP answers it by
-//! default (a line per request), beside the JSON records HTTP answers, and Playwright MCP's
-//! `browser_network_requests` (1,422 tokens, `../shared/bench/README.md`).
+//! calls, costs an agent in o200k tokens after the workload's rep has loaded pages (a) and
+//! (b) before it: malo's `browser_requests` as MCP answers it by default (a line per request
+//! of the current page, and one that says how many came before), beside the JSON records
+//! HTTP answers (the whole log), and Playwright MCP's `browser_network_requests` (1,422
+//! tokens, `../shared/bench/README.md`).
 
 use std::time::Duration;
 
@@ -21,8 +23,11 @@ pub(crate) fn request_list(daemon: &Daemon, fixtures: &Fixtures) {
     let tokenizer = tiktoken_rs::o200k_base().expect("o200k tokenizer");
     let tokens = |text: &str| tokenizer.encode_with_special_tokens(text).len();
     let mut agent = McpProcess::start(daemon, "bench-requests");
-    let (failed, text) = agent.call("browser_navigate", json!({ "url": fixtures.url("/b/fetch50.html") }));
-    assert!(!failed, "{text}");
+    // As in the workload's rep: the form page and the large page, then page (c).
+    for page in ["/b/form.html", "/b/large.html", "/b/fetch50.html"] {
+        let (failed, text) = agent.call("browser_navigate", json!({ "url": fixtures.url(page) }));
+        assert!(!failed, "{text}");
+    }
     let (failed, text) = agent.call("browser_wait_for", json!({ "text": "all done", "timeout_ms": 10000 }));
     assert!(!failed, "{text}");
     // Done in the page, every record ended in the log: a status and a duration each.
@@ -32,15 +37,18 @@ pub(crate) fn request_list(daemon: &Daemon, fixtures: &Fixtures) {
         let lines: Vec<&str> = listed.lines().filter(|line| line.starts_with("req-")).collect();
         lines.len() == FETCH50_REQUESTS && lines.iter().all(|line| line.split(' ').nth(2) == Some("200") && line.contains("ms "))
     });
-    assert!(logged, "page (c) did not log its {FETCH50_REQUESTS} requests:\n{listed}");
+    assert!(logged, "page (c) did not log its {FETCH50_REQUESTS} requests (and only those):\n{listed}");
+    assert!(!listed.contains("/b/form.html") && !listed.contains("/b/large.html"), "none of the earlier pages:\n{listed}");
     let detailed = agent.call("browser_requests", json!({ "detail": true })).1;
-    let records = agent.call("browser_requests", json!({ "format": "json" })).1;
-    let whole_records = agent.call("browser_requests", json!({ "format": "json", "detail": true })).1;
+    let whole_log = agent.call("browser_requests", json!({ "since": "all" })).1;
+    let records = agent.call("browser_requests", json!({ "format": "json", "since": "all" })).1;
+    let whole_records = agent.call("browser_requests", json!({ "format": "json", "detail": true, "since": "all" })).1;
     println!();
     println!("{:<44} {:>9} {:>9}", "request list of (c), 51 requests", "bytes", "tokens");
     for (label, answer) in [
         ("MCP browser_requests (default: text)", &listed),
         ("MCP browser_requests detail: true", &detailed),
+        ("MCP browser_requests since: all", &whole_log),
         ("requests as JSON records (HTTP's default)", &records),
         ("requests as JSON records, detail: true", &whole_records),
     ] {

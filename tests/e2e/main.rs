@@ -21,6 +21,7 @@ mod live;
 mod login;
 mod mcp_caps;
 mod network;
+mod pages;
 mod pdf;
 mod policy;
 mod profiles;

@@ -137,6 +137,9 @@ pub(crate) fn tool_command(tool: &ToolDescription) -> Command {
     // The help says where the CLI's defaults differ from the schema's.
     let mut schema = tool.input_schema.clone();
     crate::tools::declare_defaults(&mut schema["properties"], tool.presentation.cli_defaults, "Without --json");
+    if tool.presentation.current_page {
+        crate::tools::declare_defaults(&mut schema["properties"], &[crate::tools::CURRENT_PAGE_DEFAULT], "Without --after,");
+    }
     let positional = tool.presentation.positional;
     command = with_schema_args(command, &schema, positional);
     for argument in positional {

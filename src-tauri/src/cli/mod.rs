@@ -206,6 +206,10 @@ fn call_tool(lease: &LeaseClient, tool: &ToolDescription, matches: &ArgMatches, 
     if let Some(fields) = input.as_object_mut().filter(|_| reader == Reader::Text) {
         crate::tools::apply_defaults(tool.presentation.cli_defaults, fields);
     }
+    // Lists of the page the agent is on, on a terminal and on a pipe alike.
+    if let Some(fields) = input.as_object_mut() {
+        crate::tools::apply_current_page(&tool.presentation, fields);
+    }
     let spec = SessionOptions::default().spec(DEFAULT_SESSION_NAME);
     let named = matches.get_one::<String>("session").cloned();
     let open = !tool.presentation.ends_session;

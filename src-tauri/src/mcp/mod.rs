@@ -117,6 +117,10 @@ impl<B: Backend> McpServer<B> {
                 for (field, value) in tool.presentation.mcp_defaults {
                     properties[*field]["default"] = crate::tools::default_value(value);
                 }
+                if tool.presentation.current_page {
+                    let (field, value) = crate::tools::CURRENT_PAGE_DEFAULT;
+                    properties[field]["default"] = json!(value);
+                }
                 let schema = schema.as_object().cloned().unwrap_or_default();
                 Tool::new(format!("{PREFIX}{}", tool.name), schema::tool_description(tool.description), Arc::new(schema))
             })
@@ -263,7 +267,9 @@ impl<B: Backend> McpServer<B> {
                 let presentation =
                     self.catalogue.iter().find(|listed| listed.name == tool).map(|listed| listed.presentation).unwrap_or_default();
                 crate::tools::apply_defaults(presentation.mcp_defaults, &mut arguments);
+                crate::tools::apply_current_page(&presentation, &mut arguments);
                 let session = self.session_for(named).await?;
+                let input = presentation.mcp_lean.map(|_| arguments.clone()).unwrap_or_default();
                 let result = match self.backend.call(&session, tool, Value::Object(arguments)).await {
                     Err(error) if error.code == crate::error::ErrorCode::SessionNotFound => {
                         self.forget_default(&session).await;
@@ -274,17 +280,23 @@ impl<B: Backend> McpServer<B> {
                 if presentation.ends_session {
                     self.forget_default(&session).await;
                 }
-                Ok(shape(&presentation, result))
+                Ok(shape(&presentation, result, &input))
             }
         }
     }
 }
 
 /// Text for results that have a text form (a snapshot), an image for those that hold one
-/// (a screenshot), compact JSON for the rest, as the tool's presentation says. A result
-/// that reports `ok: false` (a failed assertion, a failed run) is a tool error.
-fn shape(presentation: &crate::tools::Presentation, mut result: Value) -> CallToolResult {
+/// (a screenshot), compact JSON for the rest, as the tool's presentation says, in its lean
+/// form when it has one (`tools/lean.rs`; `input` is the call's). A result that reports
+/// `ok: false` (a failed assertion, a failed run) is a tool error.
+fn shape(presentation: &crate::tools::Presentation, mut result: Value, input: &Map<String, Value>) -> CallToolResult {
     let failed = result.get("ok") == Some(&Value::Bool(false));
+    let lean = |result: &mut Value| {
+        if let Some(lean) = presentation.mcp_lean.filter(|_| !failed) {
+            lean.apply(result, input);
+        }
+    };
     let mut content = Vec::new();
     let text = presentation.text_field.filter(|_| result.get("format") == Some(&json!("text")));
     let image = presentation.attachment.filter(|attachment| {
@@ -306,8 +318,10 @@ fn shape(presentation: &crate::tools::Presentation, mut result: Value) -> CallTo
         let data = holder.as_object_mut().and_then(|object| object.remove("data"));
         let mime_type = holder["mime_type"].as_str().unwrap_or("image/png").to_string();
         content.push(ContentBlock::image(data.and_then(|data| data.as_str().map(str::to_string)).unwrap_or_default(), mime_type));
+        lean(&mut result);
         content.push(ContentBlock::text(result.to_string()));
     } else {
+        lean(&mut result);
         content.push(ContentBlock::text(result.to_string()));
     }
     if failed {

@@ -119,17 +119,20 @@ impl Capture {
     }
 
     /// The `responses` answer: records after `after` (without it, the newest; optionally
-    /// under `url_prefix`), oldest first, at most `limit`.
-    pub fn responses(&self, url_prefix: Option<&str>, after: Option<u64>, limit: usize) -> Window<ResponseRecord> {
+    /// under `url_prefix`), oldest first, at most `limit`; with `page`, only those after
+    /// that seq, and how many matching records it left out (0 without it).
+    pub fn responses(&self, url_prefix: Option<&str>, after: Option<u64>, page: Option<u64>, limit: usize) -> (Window<ResponseRecord>, usize) {
         let entries: Vec<Entry> = self.state.lock().expect("capture poisoned").responses.iter().cloned().collect();
         let floor = after.unwrap_or(0);
-        let matching: Vec<ResponseRecord> = entries
+        let page = page.unwrap_or(0);
+        let matching: Vec<RequestRecord> = entries
             .iter()
             .map(|entry| entry.lock().expect("record poisoned").clone())
             .filter(|record| record.seq > floor && url_prefix.is_none_or(|prefix| record.url.starts_with(prefix)))
-            .map(|record| ResponseRecord::of(&record))
             .collect();
-        window(matching, after, limit)
+        let earlier = matching.iter().filter(|record| record.seq <= page).count();
+        let current = matching.iter().filter(|record| record.seq > page).map(ResponseRecord::of).collect();
+        (window(current, after, limit), earlier)
     }
 }
 
@@ -223,11 +226,11 @@ mod tests {
         assert_eq!(entries[0].lock().unwrap().body, BodyState::Evicted, "the 201st body evicts the oldest");
         assert!(matches!(entries[1].lock().unwrap().body, BodyState::Kept { .. }));
         assert_eq!(capture.subscription().1, MAX_BODIES);
-        let first = capture.responses(Some("http://a/api/0"), Some(0), 10);
+        let (first, _) = capture.responses(Some("http://a/api/0"), Some(0), None, 10);
         assert_eq!(first.items[0].body.body_error.as_deref(), Some("evicted"));
         capture.subscribe(Vec::new());
         assert_eq!(capture.subscription(), (Vec::new(), 0));
-        let all = capture.responses(None, Some(0), 200);
+        let (all, _) = capture.responses(None, Some(0), None, 200);
         assert!(all.has_more, "metadata stays");
         assert!(all.items.iter().skip(1).all(|record| record.body.body_error.as_deref() == Some("evicted")));
     }

@@ -407,16 +407,53 @@ impl TabTraffic {
     }
 
     /// The log's records after `after` (without it, the newest), filtered, oldest first,
-    /// at most `limit`.
-    pub fn requests(&self, after: Option<u64>, filter: &RequestFilter, limit: usize) -> Window<RequestRecord> {
+    /// at most `limit`; with `page`, only those after that seq (the current page's), and
+    /// how many matching records it left out (0 without it).
+    pub fn requests(&self, after: Option<u64>, page: Option<u64>, filter: &RequestFilter, limit: usize) -> (Window<RequestRecord>, usize) {
         let requests = self.requests.lock().expect("requests poisoned");
         let floor = after.unwrap_or(0);
-        let matching: Vec<RequestRecord> = requests
-            .iter()
-            .map(|entry| entry.lock().expect("record poisoned").clone())
-            .filter(|record| record.seq > floor && filter.admits(record))
-            .collect();
-        window(matching, after, limit)
+        let page = page.unwrap_or(0);
+        let mut earlier = 0;
+        let mut matching = Vec::new();
+        for entry in requests.iter() {
+            let record = entry.lock().expect("record poisoned");
+            if record.seq <= floor || !filter.admits(&record) {
+                continue;
+            }
+            if record.seq <= page {
+                earlier += 1;
+            } else {
+                matching.push(record.clone());
+            }
+        }
+        (window(matching, after, limit), earlier)
+    }
+
+    /// Where the requests of a page whose load of `url` began at `began_at`, when the
+    /// session's sequence stood at `began`, start: after `began`. Its document's request may
+    /// reach the proxy a moment before the engine says the load began: then the page starts
+    /// just before that request (the newest document request of `url` after `previous`, the
+    /// page before's start, begun at most [`DOCUMENT_AHEAD`] before the load).
+    pub fn page_floor(&self, began: u64, began_at: Instant, url: &str, previous: u64) -> u64 {
+        let asked = url.split('#').next().unwrap_or(url);
+        let requests = self.requests.lock().expect("requests poisoned");
+        // Newest first: a document request after `began` is the load's own.
+        for entry in requests.iter().rev() {
+            let record = entry.lock().expect("record poisoned");
+            if record.seq <= previous {
+                break;
+            }
+            if record.resource_type != ResourceType::Document || record.url != asked {
+                continue;
+            }
+            if record.seq > began {
+                return began;
+            }
+            if record.begun.is_some_and(|begun| begun + DOCUMENT_AHEAD >= began_at) {
+                return record.seq - 1;
+            }
+        }
+        began
     }
 
     /// The record of the request `id` (`req-<n>`), while the log keeps it.
@@ -454,6 +491,9 @@ pub struct Ending {
     /// Why it failed, if it did.
     pub failure: Option<String>,
 }
+
+/// How long before the engine says a load began its document's request may reach the proxy.
+const DOCUMENT_AHEAD: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Updates a record when the response head arrives.
 pub fn record_response(entry: &Entry, status: u16, mime_type: Option<String>, headers: Vec<(String, String)>) {

@@ -135,6 +135,19 @@ pub struct PreviousSnapshot {
     pub lines: Vec<(u64, String)>,
 }
 
+/// Where a tab's current page began: the last main-frame load's start.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageStart {
+    /// The session's last seq when the load began: the page's entries come after it.
+    pub seq: u64,
+    /// When it began.
+    pub at: Option<std::time::Instant>,
+    /// The URL the load asked for.
+    pub url: String,
+    /// Where the page before it began (0: none).
+    pub previous: u64,
+}
+
 /// One open tab, shared by the engine (which owns its webview) and the tools.
 #[derive(Debug)]
 pub struct TabState {
@@ -159,6 +172,8 @@ pub struct TabState {
     pub errors: SeqRing<PageError>,
     /// What its page does, as it happens (for the DevTools endpoint).
     pub signals: tokio::sync::broadcast::Sender<super::TabSignal>,
+    /// Where its current page began in the session's sequence (lists of the page).
+    page_start: Mutex<PageStart>,
     /// Its viewport (CSS px): the session's size until a client resizes it.
     viewport: Mutex<(u32, u32)>,
     closed: AtomicBool,
@@ -168,6 +183,19 @@ impl TabState {
     /// Tells whoever follows the tab live what its page did (nobody listening is fine).
     pub fn signal(&self, signal: super::TabSignal) {
         let _ = self.signals.send(signal);
+    }
+
+    /// The main frame began loading `url` (a navigation, a reload, a history step) when the
+    /// session's sequence stood at `seq`: what comes after is the new page's.
+    pub fn page_began(&self, seq: u64, url: &str) {
+        let mut start = self.page_start.lock().expect("page start poisoned");
+        let previous = start.seq;
+        *start = PageStart { seq, at: Some(std::time::Instant::now()), url: url.to_string(), previous };
+    }
+
+    /// Where the current page began (all zero before the tab's first load).
+    pub fn page_start(&self) -> PageStart {
+        self.page_start.lock().expect("page start poisoned").clone()
     }
 
     /// The viewport's size (CSS px).
@@ -290,6 +318,7 @@ impl Tabs {
             console: SeqRing::new(self.seq.clone(), CONSOLE_ENTRIES),
             errors: SeqRing::new(self.seq.clone(), ERROR_ENTRIES),
             signals: super::signals::channel(),
+            page_start: Mutex::default(),
             viewport: Mutex::new(self.viewport),
             closed: AtomicBool::new(false),
         });

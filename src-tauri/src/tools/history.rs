@@ -23,4 +23,5 @@ pub(super) fn tool() -> Tool {
         },
     )
     .long()
+    .presented(super::Presentation { mcp_lean: Some(super::Lean::Navigation), ..super::Presentation::default() })
 }

@@ -18,6 +18,7 @@ mod forms;
 mod history;
 mod identity;
 mod keys;
+mod lean;
 mod limits;
 mod local_files;
 mod login;
@@ -44,6 +45,7 @@ mod requests;
 mod run_steps;
 mod screenshot;
 mod scroll;
+mod since;
 mod snapshot;
 mod storage;
 mod storage_origins;
@@ -66,6 +68,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 pub use self::parse::{nested_error, parse_strict};
+
+pub use lean::Lean;
 use crate::engine::{FromAnswer, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::{Session, SessionTable};
@@ -192,6 +196,12 @@ pub struct Presentation {
     /// Input fields naming files the daemon reads where the caller is: the CLI makes a
     /// relative one absolute against the shell's directory before sending it.
     pub local_paths: &'static [LocalPath],
+    /// A list of a tab's log: over MCP and the CLI it answers the tab's current page
+    /// (`since` = `navigation`, see `since.rs`) when the call gives none of `since`, `after`
+    /// and `id`; over HTTP the whole log, as seed 003 says.
+    pub current_page: bool,
+    /// The lean form MCP shows of the tool's answers (see `lean.rs`), if it has one.
+    pub mcp_lean: Option<Lean>,
 }
 
 /// An input field holding a path (or an array of paths) of a file the tool reads.
@@ -260,6 +270,18 @@ pub fn apply_defaults(defaults: &[(&str, &str)], input: &mut serde_json::Map<Str
     }
 }
 
+/// The default of a list of the current page over MCP and the CLI (see
+/// [`Presentation::current_page`]), for the schema and the call.
+pub const CURRENT_PAGE_DEFAULT: (&str, &str) = ("since", "navigation");
+
+/// Gives a call of a list of the current page `since: "navigation"` when it gives none of
+/// `since`, `after` and `id` (a cursor, or a record, names its own part of the log).
+pub fn apply_current_page(presentation: &Presentation, input: &mut serde_json::Map<String, Value>) {
+    if presentation.current_page && !["since", "after", "id"].iter().any(|field| input.contains_key(*field)) {
+        input.insert(CURRENT_PAGE_DEFAULT.0.to_string(), json!(CURRENT_PAGE_DEFAULT.1));
+    }
+}
+
 /// One tool.
 #[derive(Clone)]
 pub struct Tool {
@@ -309,8 +331,9 @@ impl Tool {
     /// alias and local paths, which [`Tool::positional`], [`Tool::cli_alias`] and
     /// [`Tool::local_paths`] set).
     pub fn presented(mut self, presentation: Presentation) -> Tool {
-        let Presentation { positional, cli_alias, local_paths, .. } = self.presentation;
-        self.presentation = Presentation { positional, cli_alias, local_paths, ..presentation };
+        let Presentation { positional, cli_alias, local_paths, mcp_lean, .. } = self.presentation;
+        let mcp_lean = presentation.mcp_lean.or(mcp_lean);
+        self.presentation = Presentation { positional, cli_alias, local_paths, mcp_lean, ..presentation };
         self
     }
 

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{outcome, Positional, Tool, ToolContext};
+use super::{outcome, Lean, Positional, Presentation, Tool, ToolContext};
 use crate::engine::{NavigationReport, TabRequest};
 use crate::error::{Error, Result};
 
@@ -77,6 +77,7 @@ pub(super) fn tool() -> Tool {
         },
     )
     .long()
+    .presented(Presentation { mcp_lean: Some(Lean::Navigation), ..Presentation::default() })
     .positional(&[Positional::Field("url")])
 }
 

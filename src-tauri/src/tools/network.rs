@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::limits::{CAPTURE_PREFIXES, CAPTURE_PREFIX_CHARS, RESPONSES_LIMIT};
 use super::numbers::Lenient;
-use super::{Tool, ToolContext};
+use super::since::{Earlier, Since};
+use super::{Presentation, Tool, ToolContext};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::Paging;
 use crate::network::har::Har;
@@ -36,6 +37,10 @@ pub(crate) struct ResponsesInput {
     /// Only records with seq greater than this, oldest first; without it, the newest.
     #[serde(default, with = "Lenient")]
     after: Option<u64>,
+    /// `navigation`: only those since the selected tab's last main-frame navigation (its
+    /// document's included); `all`: every one kept (the default over HTTP).
+    #[serde(default)]
+    since: Since,
     /// At most this many (1-200, default 50).
     #[serde(default, with = "Lenient")]
     limit: Option<usize>,
@@ -72,6 +77,9 @@ pub(crate) struct ResponsesOutput {
     /// Where to go on from.
     #[serde(flatten)]
     paging: Paging,
+    /// With `since: "navigation"`: the earlier responses it left out, when there are.
+    #[serde(flatten)]
+    earlier: Option<Earlier>,
 }
 
 /// Output of `add_intercept_rule`.
@@ -129,15 +137,19 @@ pub(super) fn tools() -> Vec<Tool> {
         ),
         Tool::session(
             "responses",
-            "The session's responses: {seq, url, status, mime_type, resource_type, body, body_truncated, body_error}. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). Bodies only for subscribed prefixes (1 MiB each, 200 and 16 MiB kept); body_error says why a body is absent (not_subscribed, no_body, evicted, pending, binary, body_failed: ...). Answers {responses, cursor, has_more}.",
+            "The session's responses: {seq, url, status, mime_type, resource_type, body, body_truncated, body_error}. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). since=navigation: only those since the selected tab's navigation (over MCP and the CLI the default without after). Bodies only for subscribed prefixes (1 MiB each, 200 and 16 MiB kept); body_error says why a body is absent (not_subscribed, no_body, evicted, pending, binary, body_failed: ...). Answers {responses, cursor, has_more}.",
             |context: ToolContext, input: ResponsesInput| async move {
                 let limit = RESPONSES_LIMIT.count(input.limit, "limit")?;
                 let capture = capture_of(&context)?;
-                let chosen = capture.responses(input.url_prefix.as_deref(), input.after, limit);
+                // The selected tab's page (a session with no tab has no page: every one).
+                let page = context.session.tabs.get(None).ok().and_then(|tab| input.since.requests_floor(&tab));
+                let (chosen, earlier) = capture.responses(input.url_prefix.as_deref(), input.after, page, limit);
                 let paging = chosen.paging(|record| record.seq, input.after, context.session.events.seq_now());
-                Ok(ResponsesOutput { responses: chosen.items, paging })
+                let earlier = page.and_then(|_| Earlier::of(earlier, "response", "responses"));
+                Ok(ResponsesOutput { responses: chosen.items, paging, earlier })
             },
-        ),
+        )
+        .presented(Presentation { current_page: true, ..Presentation::default() }),
         super::requests::tool(),
         Tool::tab(
             "add_intercept_rule",

@@ -14,10 +14,10 @@ use crate::network::{RequestRecord, ResponseBody};
 /// Characters of a URL a line shows; a longer one keeps its head and tail around `…`.
 pub(super) const LINE_URL_CHARS: usize = 200;
 
-/// The list as text: the paging line, the origin that URLs shown as paths are on, then one
-/// line per request (with `detail`, each followed by its record's other fields, indented,
-/// and its URL whole).
-pub(super) fn render(records: &[RequestRecord], paging: &Paging, detail: bool, page_url: &str) -> String {
+/// The list as text: the paging line, the `note` of what it left out (a list of the current
+/// page), the origin that URLs shown as paths are on, then one line per request (with
+/// `detail`, each followed by its record's other fields, indented, and its URL whole).
+pub(super) fn render(records: &[RequestRecord], paging: &Paging, note: Option<&str>, detail: bool, page_url: &str) -> String {
     let origin = url::Url::parse(page_url).ok().map(|page| page.origin()).filter(url::Origin::is_tuple);
     let origin = origin.map(|origin| origin.ascii_serialization());
     // A URL on the page's origin reads as its path: the origin is most of a line's tokens.
@@ -26,6 +26,10 @@ pub(super) fn render(records: &[RequestRecord], paging: &Paging, detail: bool, p
         rest.starts_with('/').then(|| url.len() - rest.len())
     };
     let mut text = paging_line(records.len(), paging);
+    if let Some(note) = note {
+        text.push('\n');
+        text.push_str(note);
+    }
     if let Some(origin) = origin.as_deref().filter(|_| !detail && records.iter().any(|record| path_on_origin(&record.url).is_some())) {
         let _ = write!(text, "\nURLs starting with / are on {origin} (the tab's page)");
     }
@@ -222,14 +226,14 @@ mod tests {
     fn the_first_line_says_the_count_and_the_paging() {
         let records = vec![record("http://a.test/1", Some(200), 1, Some(1)), record("http://a.test/2", Some(404), 2, Some(2))];
         let newest = Paging { cursor: 41, has_more: false, older_omitted: Some(3) };
-        let text = render(&records, &newest, false, "about:blank");
+        let text = render(&records, &newest, None, false, "about:blank");
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         assert_eq!(lines[0], "2 requests (oldest first) · cursor 41 · has_more false · older_omitted 3");
         assert!(lines[2].starts_with("req-1 GET 404 Fetch 2B 2ms"));
         let forward = Paging { cursor: 7, has_more: true, older_omitted: None };
         assert_eq!(
-            render(&records[..1], &forward, false, "about:blank").lines().next(),
+            render(&records[..1], &forward, None, false, "about:blank").lines().next(),
             Some("1 request (oldest first) · cursor 7 · has_more true")
         );
     }
@@ -244,16 +248,16 @@ mod tests {
             record(&long, Some(200), 1, Some(1)),
         ];
         let paging = Paging { cursor: 1, has_more: false, older_omitted: None };
-        let text = render(&records, &paging, false, "http://a.test:8080/page.html");
+        let text = render(&records, &paging, None, false, "http://a.test:8080/page.html");
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[1], "URLs starting with / are on http://a.test:8080 (the tab's page)");
         assert!(lines[2].ends_with(" /api/1") && lines[3].ends_with(" http://a.test:80801/elsewhere"), "{text}");
         assert!(lines[4].ends_with(" https://cdn.test/lib.js"));
         let (head, tail) = lines[5].rsplit_once(' ').unwrap().1.split_once('…').unwrap();
         assert!(head.starts_with("/search?q=xx") && tail.ends_with("xx&page=7"), "{}", lines[5]);
-        let elsewhere = render(&records[2..3], &paging, false, "http://a.test:8080/page.html");
+        let elsewhere = render(&records[2..3], &paging, None, false, "http://a.test:8080/page.html");
         assert_eq!(elsewhere.lines().count(), 2, "no origin line when no URL is on it: {elsewhere}");
-        let whole = render(&records[..1], &paging, true, "http://a.test:8080/page.html");
+        let whole = render(&records[..1], &paging, None, true, "http://a.test:8080/page.html");
         assert!(whole.lines().nth(1).unwrap().ends_with(" http://a.test:8080/api/1"), "detail shows whole URLs: {whole}");
     }
 
@@ -266,7 +270,7 @@ mod tests {
         shown.matched_by = vec!["url_includes", "method"];
         shown.body = BodyState::Kept { text: Arc::new("{\n\"ok\": true}".into()), truncated: false };
         let paging = Paging { cursor: 1, has_more: false, older_omitted: None };
-        let text = render(std::slice::from_ref(&shown), &paging, true, "http://a.test/");
+        let text = render(std::slice::from_ref(&shown), &paging, None, true, "http://a.test/");
         let lines: Vec<&str> = text.lines().skip(1).collect();
         assert!(lines[0].ends_with(&long), "the whole URL: {text}");
         assert!(lines[1].starts_with("  started ") && lines[1].ends_with(" · mime application/json · sent 0B"), "{text}");
@@ -282,7 +286,7 @@ mod tests {
             ]
         );
         shown.body = BodyState::NotSubscribed;
-        assert!(render(&[shown], &paging, true, "http://a.test/").ends_with("\n  body: none (not_subscribed)"));
+        assert!(render(&[shown], &paging, None, true, "http://a.test/").ends_with("\n  body: none (not_subscribed)"));
     }
 
     #[test]
@@ -299,7 +303,10 @@ mod tests {
             record.id = format!("req-{}", 140 + index);
         }
         let paging = Paging { cursor: 20_512, has_more: false, older_omitted: Some(0) };
-        let text = render(&records, &paging, false, &format!("{origin}/fetch50.html"));
+        // After the form page and the large page: the line that says what is left out.
+        let note = super::super::since::note(153, "request", "requests");
+        let text = render(&records, &paging, Some(&note), false, &format!("{origin}/fetch50.html"));
+        assert_eq!(text.lines().nth(1), Some(note.as_str()));
         let tokens = tiktoken_rs::o200k_base().unwrap().encode_with_special_tokens(&text).len();
         assert!(tokens <= 1422, "{tokens} tokens:\n{text}");
     }

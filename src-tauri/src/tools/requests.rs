@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::limits::REQUESTS_LIMIT;
 use super::numbers::Lenient;
 use super::request_lines::{self, LINE_URL_CHARS};
+use super::since::{Earlier, Since};
 use super::{Presentation, Tool, ToolContext};
 use crate::error::{Error, ErrorCode};
 use crate::events::Paging;
@@ -35,6 +36,10 @@ pub(crate) struct RequestsInput {
     /// Only records with seq greater than this, oldest first; without it, the newest.
     #[serde(default, with = "Lenient")]
     after: Option<u64>,
+    /// `navigation`: only the tab's current page's requests (since its last main-frame
+    /// navigation, the document's included); `all`: the whole log (the default over HTTP).
+    #[serde(default)]
+    since: Since,
     /// URL contains.
     #[serde(default)]
     url_includes: Option<String>,
@@ -66,6 +71,7 @@ impl RequestsInput {
     /// Whether the call also pages or filters (which a call by `id` may not).
     fn pages_or_filters(&self) -> bool {
         self.after.is_some()
+            || self.since != Since::All
             || self.limit.is_some()
             || self.url_includes.is_some()
             || self.method.is_some()
@@ -93,6 +99,9 @@ pub(crate) struct RequestRecords {
     /// Where to go on from.
     #[serde(flatten)]
     paging: Paging,
+    /// With `since: "navigation"`: the earlier requests it left out, when there are.
+    #[serde(flatten)]
+    earlier: Option<Earlier>,
 }
 
 /// The requests as text.
@@ -105,6 +114,10 @@ pub(crate) struct RequestsText {
     /// Where to go on from (the text's first line says it too).
     #[serde(flatten)]
     paging: Paging,
+    /// With `since: "navigation"`: the earlier requests it left out (the text's second
+    /// line says it too).
+    #[serde(flatten)]
+    earlier: Option<Earlier>,
     /// A line with the count and paging, then a line per request, oldest first (with
     /// `detail` or `id`, its other fields indented under it).
     text: String,
@@ -141,11 +154,11 @@ impl RequestEntry {
 pub(super) fn tool() -> Tool {
     Tool::tab(
         "requests",
-        "The tab's request log (500 kept): method, url, resource_type, status, mime_type, sizes, timing, failure (DNS, refused, TLS, blocked), the interception rule that decided it. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). Filters: url_includes, method, status (404, \"404\" or \"4xx\"), resource_type, failed_only. format=text gives one line per request (id, method, status, type, size, duration, URL: as a path on the page's origin, cut in the middle past 200 characters) under a line with the paging; `id` gives one request whole, `detail` every listed one (headers, body). JSON answers {requests, cursor, has_more}.",
+        "The tab's request log (500 kept): method, url, resource_type, status, mime_type, sizes, timing, failure (DNS, refused, TLS, blocked), the interception rule that decided it. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). since=navigation: only the current page's (over MCP and the CLI the default without after). Filters: url_includes, method, status (404, \"404\" or \"4xx\"), resource_type, failed_only. format=text gives one line per request (id, method, status, type, size, duration, URL: as a path on the page's origin, cut in the middle past 200 characters) under a line with the paging; `id` gives one request whole, `detail` every listed one (headers, body). JSON answers {requests, cursor, has_more}.",
         |context: ToolContext, input: RequestsInput| async move {
             let tab = context.tab()?;
             let detail = input.detail || input.id.is_some();
-            let (records, paging) = match &input.id {
+            let (records, paging, earlier) = match &input.id {
                 Some(id) => {
                     if input.pages_or_filters() {
                         return Err(Error::bad_request("id names one request: leave out after, limit and the filters"));
@@ -154,7 +167,7 @@ pub(super) fn tool() -> Tool {
                         Error::new(ErrorCode::NotFound, format!("no request {id} in tab {}'s log (it keeps the last {TAB_REQUESTS})", tab.id))
                     })?;
                     let paging = Paging { cursor: record.seq, has_more: false, older_omitted: None };
-                    (vec![record], paging)
+                    (vec![record], paging, None)
                 }
                 None => {
                     let limit = REQUESTS_LIMIT.count(input.limit, "limit")?;
@@ -165,20 +178,22 @@ pub(super) fn tool() -> Tool {
                         resource_type: input.resource_type,
                         failed_only: input.failed_only,
                     };
-                    let chosen = tab.traffic.requests(input.after, &filter, limit);
+                    let page = input.since.requests_floor(tab);
+                    let (chosen, earlier) = tab.traffic.requests(input.after, page, &filter, limit);
                     let paging = chosen.paging(|record| record.seq, input.after, context.session.events.seq_now());
-                    (chosen.items, paging)
+                    (chosen.items, paging, Earlier::of(earlier, "request", "requests"))
                 }
             };
             Ok(match input.format {
                 ListFormat::Json => {
                     let requests = records.into_iter().map(|record| RequestEntry::of(record, detail)).collect();
-                    RequestsOutput::Records(RequestRecords { requests, paging })
+                    RequestsOutput::Records(RequestRecords { requests, paging, earlier })
                 }
                 ListFormat::Text => {
                     let (page_url, _) = tab.status.get();
-                    let text = request_lines::render(&records, &paging, detail, &page_url);
-                    RequestsOutput::Text(RequestsText { format: "text", count: records.len(), paging, text })
+                    let note = earlier.as_ref().map(|earlier| earlier.note.as_str());
+                    let text = request_lines::render(&records, &paging, note, detail, &page_url);
+                    RequestsOutput::Text(RequestsText { format: "text", count: records.len(), paging, earlier, text })
                 }
             })
         },
@@ -187,6 +202,7 @@ pub(super) fn tool() -> Tool {
         mcp_defaults: &[("format", "text")],
         cli_defaults: &[("format", "text")],
         text_field: Some("text"),
+        current_page: true,
         ..Presentation::default()
     })
 }

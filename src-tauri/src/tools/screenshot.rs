@@ -12,7 +12,7 @@ use super::artifacts::artifact_path;
 use super::limits::{SCREENSHOT_MAX_SIDE, SCREENSHOT_QUALITY};
 use super::marks::{self, MarkOutput};
 use super::targeting::{locate_in, ElementTarget};
-use super::{Attachment, Presentation, Tool, ToolContext};
+use super::{Attachment, Lean, Presentation, Tool, ToolContext};
 use crate::engine::{Capture, Frame, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::imaging::{self, FitLimits, Format, PixelRect};
@@ -147,6 +147,7 @@ pub(super) fn tool() -> Tool {
     .presented(Presentation {
         mcp_defaults: &[("max_width", MCP_LONG_EDGE), ("max_height", MCP_LONG_EDGE)],
         attachment: Some(Attachment::Result),
+        mcp_lean: Some(Lean::Picture),
         ..Presentation::default()
     })
 }

@@ -262,13 +262,20 @@ impl<T: Clone> SeqRing<T> {
     /// Up to `limit` entries after `after` (without `after`, the newest `limit`) that
     /// `keep` admits, each with its `seq`.
     pub fn after(&self, after: Option<u64>, limit: usize, keep: impl Fn(&T) -> bool) -> RingPage<T> {
+        self.after_since(after, 0, limit, keep).0
+    }
+
+    /// As [`SeqRing::after`], of the entries with `seq > since` only (a page's, since it
+    /// began); also how many matching entries (after `after`) came before and were left out.
+    pub fn after_since(&self, after: Option<u64>, since: u64, limit: usize, keep: impl Fn(&T) -> bool) -> (RingPage<T>, usize) {
         let entries = self.entries.lock().expect("ring poisoned");
         let floor = after.unwrap_or(0);
-        let matching: Vec<&(u64, T)> = entries.iter().filter(|(seq, entry)| *seq > floor && keep(entry)).collect();
+        let (earlier, matching): (Vec<&(u64, T)>, Vec<&(u64, T)>) =
+            entries.iter().filter(|(seq, entry)| *seq > floor && keep(entry)).partition(|(seq, _)| *seq <= since);
         let chosen = window(matching, after, limit);
         let selected: Vec<Sequenced<T>> = chosen.items.iter().map(|(seq, entry)| Sequenced { seq: *seq, entry: entry.clone() }).collect();
         let paging = chosen.paging(|(seq, _)| *seq, after, entries.back().map(|(seq, _)| *seq).unwrap_or(0));
-        RingPage { entries: selected, paging }
+        (RingPage { entries: selected, paging }, earlier.len())
     }
 }
 

@@ -28,6 +28,7 @@ pub(super) fn connect(tab: &Tab) {
                 state.failure = None;
                 state.http_status = None;
                 drop(state);
+                page_state.page_began(events.seq_now(), &url);
                 page_state.signal(TabSignal::LoadStarted { url });
             }
             LoadEvent::Committed => {
