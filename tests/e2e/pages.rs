@@ -128,7 +128,10 @@ fn lists_over_http_keep_the_whole_log_unless_asked_for_the_page() {
     let page = session.ok("requests", json!({ "since": "navigation" }));
     let listed = page["requests"].as_array().unwrap();
     assert_eq!(listed.len(), FETCHES_PAGE_REQUESTS, "{page}");
-    assert_eq!((listed[0]["url"].as_str(), listed[0]["resource_type"].as_str()), (Some(fixtures.url("/f/fetches.html").as_str()), Some("Document")));
+    assert_eq!(
+        (listed[0]["url"].as_str(), listed[0]["resource_type"].as_str()),
+        (Some(fixtures.url("/f/fetches.html").as_str()), Some("Document"))
+    );
     assert_eq!(page["earlier"].as_u64(), Some((urls.len() - FETCHES_PAGE_REQUESTS) as u64), "{page}");
     assert!(page["note"].as_str().unwrap().contains("since \"all\""), "{page}");
     // A call by id, or a cursor, names its own part of the log; a bad value is refused.
@@ -170,7 +173,10 @@ fn mcp_answers_of_navigations_actions_and_screenshots_are_no_longer_than_the_pee
     let url = fixtures.url("/f/actions.html");
     let (cost, navigated) = call("browser_navigate", json!({ "url": url }));
     assert!(cost <= PEER_NAVIGATE, "{cost}: {navigated}");
-    assert_eq!((navigated["url"].as_str(), navigated["title"].as_str(), navigated["http_status"].as_u64()), (Some(url.as_str()), Some("actions"), Some(200)));
+    assert_eq!(
+        (navigated["url"].as_str(), navigated["title"].as_str(), navigated["http_status"].as_u64()),
+        (Some(url.as_str()), Some("actions"), Some(200))
+    );
     let (cost, filled) = call("browser_fill", json!({ "selector": "#user", "text": "agent@example.com" }));
     assert!(cost <= PEER_ACTION, "{cost}: {filled}");
     assert_eq!((filled["target"]["role"].as_str(), filled["target"]["name"].as_str()), (Some("textbox"), Some("User name")), "{filled}");
@@ -184,7 +190,11 @@ fn mcp_answers_of_navigations_actions_and_screenshots_are_no_longer_than_the_pee
     assert_eq!(fields, ["seq", "tab", "target"], "what it hit, and where in the sequence: {clicked}");
     assert_eq!((clicked["target"]["role"].as_str(), clicked["target"]["name"].as_str()), (Some("button"), Some("Save")));
     // What the page saw: the text filled and typed.
-    let seen = call("browser_evaluate", json!({ "expression": "document.querySelector('#user').value + '|' + document.querySelector('#notes').value" })).1;
+    let seen = call(
+        "browser_evaluate",
+        json!({ "expression": "document.querySelector('#user').value + '|' + document.querySelector('#notes').value" }),
+    )
+    .1;
     assert!(seen.to_string().contains("agent@example.com|typed by key"), "{seen}");
     let (cost, followed) = call("browser_navigate", json!({ "url": fixtures.url("/f/hello.html") }));
     assert!(cost <= PEER_NAVIGATE, "{cost}: {followed}");

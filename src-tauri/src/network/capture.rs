@@ -121,7 +121,13 @@ impl Capture {
     /// The `responses` answer: records after `after` (without it, the newest; optionally
     /// under `url_prefix`), oldest first, at most `limit`; with `page`, only those after
     /// that seq, and how many matching records it left out (0 without it).
-    pub fn responses(&self, url_prefix: Option<&str>, after: Option<u64>, page: Option<u64>, limit: usize) -> (Window<ResponseRecord>, usize) {
+    pub fn responses(
+        &self,
+        url_prefix: Option<&str>,
+        after: Option<u64>,
+        page: Option<u64>,
+        limit: usize,
+    ) -> (Window<ResponseRecord>, usize) {
         let entries: Vec<Entry> = self.state.lock().expect("capture poisoned").responses.iter().cloned().collect();
         let floor = after.unwrap_or(0);
         let page = page.unwrap_or(0);

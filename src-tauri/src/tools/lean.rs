@@ -193,7 +193,11 @@ mod tests {
                 "net_error": null, "net_error_description": null, "settle": settle(false) } });
         let pressed = lean(Lean::Action, pressed, json!({ "key": "Enter" }));
         assert_eq!(pressed, json!({ "navigation": { "url": "http://a.test/next", "http_status": 200 } }));
-        let nothing = lean(Lean::Action, json!({ "action": "press", "ok": true, "navigated": false, "key": "a", "settle": settle(false) }), json!({ "key": "a" }));
+        let nothing = lean(
+            Lean::Action,
+            json!({ "action": "press", "ok": true, "navigated": false, "key": "a", "settle": settle(false) }),
+            json!({ "key": "a" }),
+        );
         assert_eq!(nothing, json!({ "ok": true }));
     }
 

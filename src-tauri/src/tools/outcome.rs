@@ -261,7 +261,8 @@ pub(crate) fn action_tool<I: ToolInput, O: ToolAnswer + Send + 'static>(
     description: &'static str,
     handle: impl Handler<I, O> + Copy,
 ) -> Tool {
-    let tool = Tool::page(name, description, move |context: ToolContext, input: I| act(context, name, move |context| handle.run(context, input)));
+    let tool =
+        Tool::page(name, description, move |context: ToolContext, input: I| act(context, name, move |context| handle.run(context, input)));
     tool.presented(super::Presentation { mcp_lean: Some(super::Lean::Action), ..super::Presentation::default() })
 }
 
