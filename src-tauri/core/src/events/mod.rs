@@ -270,12 +270,19 @@ impl<T: Clone> SeqRing<T> {
     pub fn after_since(&self, after: Option<u64>, since: u64, limit: usize, keep: impl Fn(&T) -> bool) -> (RingPage<T>, usize) {
         let entries = self.entries.lock().expect("ring poisoned");
         let floor = after.unwrap_or(0);
-        let (earlier, matching): (Vec<&(u64, T)>, Vec<&(u64, T)>) =
-            entries.iter().filter(|(seq, entry)| *seq > floor && keep(entry)).partition(|(seq, _)| *seq <= since);
+        let admitted = entries.iter().filter(|(seq, entry)| *seq > floor && keep(entry));
+        let (mut earlier, mut matching) = (0, Vec::new());
+        for item in admitted {
+            if item.0 <= since {
+                earlier += 1;
+            } else {
+                matching.push(item);
+            }
+        }
         let chosen = window(matching, after, limit);
         let selected: Vec<Sequenced<T>> = chosen.items.iter().map(|(seq, entry)| Sequenced { seq: *seq, entry: entry.clone() }).collect();
         let paging = chosen.paging(|(seq, _)| *seq, after, entries.back().map(|(seq, _)| *seq).unwrap_or(0));
-        (RingPage { entries: selected, paging }, earlier.len())
+        (RingPage { entries: selected, paging }, earlier)
     }
 }
 
