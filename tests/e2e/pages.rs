@@ -35,7 +35,8 @@ fn entries(list: &Value) -> &Vec<Value> {
 fn lists_over_mcp_answer_the_page_the_agent_is_on_and_say_what_came_before() {
     let daemon = Daemon::start();
     let fixtures = Fixtures::start();
-    let mut agent = McpProcess::start(&daemon, "agent-page");
+    // page_errors is in the devtools group.
+    let mut agent = McpProcess::start_with_caps(&daemon, "agent-page", "devtools");
     for page in PAGES {
         let (failed, text) = agent.call("browser_navigate", json!({ "url": fixtures.url(page) }));
         assert!(!failed, "{text}");
@@ -162,7 +163,8 @@ const PEER_SCREENSHOT_TEXT: usize = 108;
 fn mcp_answers_of_navigations_actions_and_screenshots_are_no_longer_than_the_peers() {
     let daemon = Daemon::start();
     let fixtures = Fixtures::start();
-    let mut agent = McpProcess::start(&daemon, "agent-lean");
+    // evaluate (to read what the page saw) is in the devtools group.
+    let mut agent = McpProcess::start_with_caps(&daemon, "agent-lean", "devtools");
     let mut call = |tool: &str, arguments: Value| {
         let (failed, text) = agent.call(tool, arguments.clone());
         assert!(!failed, "{tool} {arguments}: {text}");

@@ -69,11 +69,11 @@ use serde_json::{json, Value};
 
 pub use self::parse::{nested_error, parse_strict};
 
-pub use lean::Lean;
 use crate::engine::{FromAnswer, TabRequest};
 use crate::error::{Error, ErrorCode, Result};
 use crate::session::{Session, SessionTable};
 use crate::state::TabState;
+pub use lean::Lean;
 
 /// What a tool call runs against.
 #[derive(Debug, Clone)]
