@@ -129,7 +129,7 @@ impl<B: Backend> McpServer<B> {
         tools.push(Tool::new("browser_enable_caps", ENABLE_CAPS_DESCRIPTION, object(enable_caps_schema())));
         tools.push(Tool::new(
             "browser_session_new",
-            "Open a new isolated browsing session (its own cookies, storage and files). Returns its id; pass it as `session` to other tools (without it they use this connection's default session).",
+            "Open an isolated session; pass its id as `session` to other tools. It has its own cookies, storage and files; tools without `session` use this connection's default session.",
             object(schema::compact(&crate::tools::schema_of::<crate::session::CreateSession>())),
         ));
         tools.push(Tool::new(

@@ -122,7 +122,25 @@ fn shorten_field(field: &mut Map<String, Value>) {
     if text.len() > LONG_FIELD_DESCRIPTION {
         text = without_asides(&text);
     }
+    if field.get("enum").is_some_and(|choices| only_lists(&text, choices)) {
+        field.remove("description");
+        return;
+    }
     field.insert("description".into(), json!(text.trim()));
+}
+
+/// Whether `text` says little but the enum's values (`` `png`, `jpeg` or `webp`. ``, "The
+/// type: Document, XHR or Other."), which the listed `enum` already says.
+fn only_lists(text: &str, choices: &Value) -> bool {
+    let Some(choices) = choices.as_array() else { return false };
+    let choices: Vec<&str> = choices.iter().filter_map(Value::as_str).collect();
+    let words: Vec<&str> = text
+        .split(|character: char| !(character.is_alphanumeric() || matches!(character, '-' | '_')))
+        .filter(|word| !word.is_empty())
+        .collect();
+    let named = choices.iter().all(|choice| words.contains(choice));
+    let others = words.iter().filter(|word| !choices.contains(word) && !matches!(**word, "or" | "and")).count();
+    named && others <= 3
 }
 
 /// Where `text` states a default (`(default 1500, max 30000)`, `(default: 5000)` or, of an
@@ -387,6 +405,7 @@ mod description_tests {
             "type": "object",
             "properties": {
                 "button": { "type": "string", "enum": ["left", "right"], "description": "`left` (default) or `right`." },
+                "mode": { "type": "string", "enum": ["a", "b"], "description": "`a`: the first; `b`: the other." },
                 "settle_ms": { "type": "integer", "description": "Upper bound in ms (default 1500, max 30000). More." },
                 "limit": { "type": "integer", "description": "At most this many (1-500, default 100)." },
                 "deep": { "type": "object", "description": "Deep.", "properties": {
@@ -397,7 +416,8 @@ mod description_tests {
         assert_eq!(
             compact(&schema)["properties"],
             json!({
-                "button": { "enum": ["left", "right"], "description": "`left` or `right`.", "default": "left" },
+                "button": { "enum": ["left", "right"], "default": "left" },
+                "mode": { "enum": ["a", "b"], "description": "`a`: the first; `b`: the other." },
                 "settle_ms": { "type": "integer", "description": "Upper bound in ms.", "default": 1500 },
                 "limit": { "type": "integer", "description": "At most this many (1-500, default 100)." },
                 "deep": { "type": "object", "description": "Deep.", "properties": { "inner": { "type": "array", "items": { "type": "object" } } } }

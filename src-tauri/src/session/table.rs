@@ -46,9 +46,9 @@ pub struct CreateSession {
     #[serde(default)]
     #[schemars(range(min = VIEWPORT_MIN, max = VIEWPORT_MAX))]
     pub height: Option<u32>,
-    /// A named persistent login profile (lowercase letters, digits, `.`, `_`, `-`; at most
-    /// 64 characters): sessions with the same profile share cookies and storage, which
-    /// outlive the session and the daemon. Omitted or null: an anonymous session.
+    /// A named persistent login profile, shared by the sessions that name it. Its cookies
+    /// and storage outlive the session and the daemon. Lowercase letters, digits, `.`, `_`,
+    /// `-`; at most 64 characters. Omitted or null: an anonymous session.
     #[serde(default)]
     #[schemars(length(min = 1, max = 64), regex(pattern = r"^[a-z0-9._-]+$"))]
     pub profile: Option<String>,
@@ -61,9 +61,10 @@ pub struct CreateSession {
     #[serde(default)]
     #[schemars(length(min = 1, max = 512))]
     pub user_agent: Option<String>,
-    /// A BCP 47 language tag (`de-DE`): the session's `Accept-Language`, and
-    /// `navigator.language(s)` and `Intl`'s default, which WebKit keeps per daemon (see
-    /// docs/API.md: `E_UNSUPPORTED` while another session uses another locale).
+    /// A BCP 47 language tag (`de-DE`) for `Accept-Language`, `navigator.language` and
+    /// `Intl`. The session's `Accept-Language`, and `navigator.language(s)` and `Intl`'s
+    /// default, which WebKit keeps per daemon (see docs/API.md: `E_UNSUPPORTED` while
+    /// another session uses another locale).
     #[serde(default)]
     pub locale: Option<String>,
     /// An IANA time zone (`Europe/Berlin`) that `Date` and `Intl` in pages follow.
@@ -75,8 +76,8 @@ pub struct CreateSession {
     /// The position pages granted `geolocation` read.
     #[serde(default)]
     pub geolocation: Option<crate::engine::identity::Geolocation>,
-    /// `devicePixelRatio`: WebKitGTK has it per daemon only, so only the screen's own
-    /// (1 on malo's own screen) is accepted.
+    /// `devicePixelRatio`; only the screen's own is accepted. WebKitGTK has it per daemon
+    /// only, so only the screen's own (1 on malo's own screen) is accepted.
     #[serde(default)]
     pub device_scale_factor: Option<f64>,
     /// Headers added to every request of the session's pages (names are case-insensitive).
@@ -87,18 +88,20 @@ pub struct CreateSession {
     /// for is denied (and is an event).
     #[serde(default)]
     pub permissions: Option<Vec<crate::engine::identity::PermissionGrant>>,
-    /// An upstream proxy every request of the session goes through, behind its own proxy:
-    /// `{server: "http://…"|"https://…"|"socks5://…", username?, password? | credential?,
-    /// bypass?}`. The password is never answered, logged or kept on disk.
+    /// An upstream proxy for all the session's traffic. Every request of the session goes
+    /// through it, behind the session's own proxy: `{server: "http://…"|"https://…"|
+    /// "socks5://…", username?, password? | credential?, bypass?}`. The password is never
+    /// answered, logged or kept on disk.
     #[serde(default)]
     pub proxy: Option<UpstreamProxyInput>,
-    /// `{offline?, latency_ms?, download_kbps?, upload_kbps?}` applied to the session's
-    /// traffic; `set_network_conditions` changes them later.
+    /// Throttling of the session's traffic. `{offline?, latency_ms?, download_kbps?,
+    /// upload_kbps?}`, applied to the session's traffic; `set_network_conditions` changes
+    /// them later.
     #[serde(default)]
     pub network_conditions: Option<NetworkConditions>,
-    /// Cookies and localStorage the session starts with, in Playwright's storageState
-    /// format (`{cookies, origins}`, see `storage_state`); with `profile`, they are kept in
-    /// the profile. Checked whole before the session opens (`E_BAD_REQUEST` naming the
+    /// Cookies and localStorage to start with, in Playwright's storageState format. They
+    /// are given as `{cookies, origins}` (see `storage_state`); with `profile`, they are
+    /// kept in the profile. Checked whole before the session opens (`E_BAD_REQUEST` naming the
     /// field, `storage_state.cookies[0].domain`).
     #[serde(default)]
     #[schemars(with = "Option<crate::engine::storage::StorageState>")]

@@ -48,7 +48,7 @@ pub(crate) struct AssertInput {
 pub(super) fn tool() -> Tool {
     Tool::page(
         "assert",
-        "Check the page: visible/hidden selectors, text (in the page or in selector), a selector's value, URL substring, count of selector matches; all must hold, retried up to timeout_ms. A failed assertion answers 200 with result.ok=false, the checks and a screenshot path.",
+        "Check the page's selectors, text, values, URL and counts, retried up to timeout_ms. Visible/hidden selectors, text (in the page or in selector), a selector's value, URL substring, count of selector matches; all must hold. A failed assertion answers 200 with result.ok=false, the checks and a screenshot path.",
         |context: ToolContext, input: AssertInput| async move {
             if (input.value.is_some() || input.count.is_some()) && input.selector.is_none() {
                 return Err(Error::bad_request("value and count need a selector"));

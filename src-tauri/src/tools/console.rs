@@ -16,7 +16,7 @@ use crate::state::{ConsoleEntry, ConsoleLevel, PageError};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ConsoleInput {
-    /// Only entries with seq greater than this, oldest first; without it, the newest.
+    /// Only entries after this seq, oldest first. Without it, the newest.
     #[serde(default, with = "Lenient")]
     after: Option<u64>,
     /// `navigation`: only the tab's current page's (since its last main-frame navigation);
@@ -38,7 +38,7 @@ pub(crate) struct ConsoleInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PageErrorsInput {
-    /// Only entries with seq greater than this, oldest first; without it, the newest.
+    /// Only entries after this seq, oldest first. Without it, the newest.
     #[serde(default, with = "Lenient")]
     after: Option<u64>,
     /// `navigation`: only the tab's current page's (since its last main-frame navigation);
@@ -92,7 +92,7 @@ pub(super) fn tools() -> Vec<Tool> {
         .presented(current_page()),
         Tool::tab(
             "page_errors",
-            "The tab's uncaught exceptions and unhandled promise rejections (every frame; 100 kept): kind, message, stack, source/line/column, frame_url, time. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward. since=navigation: only the current page's (over MCP and the CLI the default without after). Answers {entries, cursor, has_more}.",
+            "The tab's uncaught exceptions and unhandled promise rejections. Every frame; 100 kept: kind, message, stack, source/line/column, frame_url, time. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward. since=navigation: only the current page's (over MCP and the CLI the default without after). Answers {entries, cursor, has_more}.",
             |context: ToolContext, input: PageErrorsInput| async move {
                 let limit = PAGE_ERRORS_LIMIT.count(input.limit, "limit")?;
                 let tab = context.tab()?;

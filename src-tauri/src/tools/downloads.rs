@@ -118,7 +118,7 @@ pub(super) fn tools() -> Vec<Tool> {
         ),
         Tool::session(
             "list_downloads",
-            "List the session's recent downloads, newest first (at most 100 are kept): id, tab, url, suggested and saved name, status (started, in_progress, completed, canceled, denied, failed), bytes, MIME type, sha256 when completed, times, error.",
+            "List the session's recent downloads, newest first. At most 100 are kept: id, tab, url, suggested and saved name, status (started, in_progress, completed, canceled, denied, failed), bytes, MIME type, sha256 when completed, times, error.",
             |context: ToolContext, input: ListDownloadsInput| async move {
                 let limit = LIST_DOWNLOADS_LIMIT.count(input.limit, "limit")?;
                 context.check_tab_filter(input.tab.as_deref())?;

@@ -30,7 +30,7 @@ pub(crate) struct EventsInput {
 pub(super) fn tool() -> Tool {
     Tool::session(
         "events",
-        "Read the session's actions and page events (navigation, load, load_failed, crash, popup, popup_blocked, download_started, download_finished, file_chooser, dialog, tab_closed, permission_denied, ...) with seq greater than `after`, optionally only one tab's (`tab`) or one type's (`type`); pass the returned cursor as the next `after`. Without `after`: the newest `limit` events (oldest first) and older_omitted, how many older ones matched.",
+        "The session's actions and page events after the `after` cursor. Types: navigation, load, load_failed, crash, popup, popup_blocked, download_started, download_finished, file_chooser, dialog, tab_closed, permission_denied, ...; those with seq greater than `after`, optionally only one tab's (`tab`) or one type's (`type`); pass the returned cursor as the next `after`. Without `after`: the newest `limit` events (oldest first) and older_omitted, how many older ones matched.",
         |context: ToolContext, input: EventsInput| async move {
             let limit = input.limit.unwrap_or(EVENTS_LIMIT.default);
             if !(1..=EVENTS_LIMIT.max).contains(&limit) {

@@ -27,7 +27,7 @@ action_input! {
 
 /// `fill`.
 pub(super) fn fill_tool() -> Tool {
-    action_tool("fill", "Type text into an input (any text-like type), textarea or editable element (replacing its content unless clear=false), with trusted input events; on date, time, datetime-local, month, week, color and range inputs, set the value in the type's format (YYYY-MM-DD, HH:MM, ...) as a picker would.", fill).positional(&[Positional::Target, Positional::Field("text")])
+    action_tool("fill", "Fill an input, textarea or editable element with text. It replaces the content unless clear=false, with trusted input events (any text-like type); on date, time, datetime-local, month, week, color and range inputs, set the value in the type's format (YYYY-MM-DD, HH:MM, ...) as a picker would.", fill).positional(&[Positional::Target, Positional::Field("text")])
 }
 
 /// Input types whose value a picker sets: `fill` sets it in the type's own format.

@@ -56,7 +56,7 @@ pub(super) fn tools() -> Vec<Tool> {
     vec![
         Tool::session(
             "set_extra_http_headers",
-            "Set the headers every request of the session's pages carries from now on (replacing the earlier set; {} for none), as extra_http_headers at session creation.",
+            "Set headers every request of the session's pages carries from now on. Replaces the earlier set ({} for none), as extra_http_headers at session creation.",
             |context: ToolContext, input: ExtraHeadersInput| async move {
                 let headers = identity::check_headers(&input.headers)?;
                 let session = &context.session;
@@ -83,7 +83,7 @@ pub(super) fn tools() -> Vec<Tool> {
         ),
         Tool::session(
             "grant_permissions",
-            "Grant permissions to the session's pages from now on, besides earlier grants: geolocation, notifications, clipboard-read, clipboard-write, for every origin or {name, origins}. Anything not granted stays denied.",
+            "Grant permissions to the session's pages from now on. Besides earlier grants: geolocation, notifications, clipboard-read, clipboard-write, for every origin or {name, origins}. Anything not granted stays denied.",
             |context: ToolContext, input: GrantInput| async move {
                 let grants = identity::check_permissions(&input.permissions)?;
                 let session = &context.session;

@@ -143,7 +143,7 @@ pub(crate) struct TypeOutput {
 
 /// `type`.
 pub(super) fn type_tool() -> Tool {
-    action_tool("type", "Type text into the given element (focused first) or the focused one, one character at a time with real key events (keydown, keypress, input, keyup; Shift for capitals and symbols), optionally delay_ms apart. For pages that react to keys; fill is faster for plain fields.", type_text).positional(&[Positional::Field("text")])
+    action_tool("type", "Type text key by key into an element or the focused one. One character at a time with real key events (keydown, keypress, input, keyup; Shift for capitals and symbols), optionally delay_ms apart. For pages that react to keys; fill is faster for plain fields.", type_text).positional(&[Positional::Field("text")])
 }
 
 /// Types text key by key, as a person does on a US keyboard: each character is a keydown,

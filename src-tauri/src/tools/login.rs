@@ -49,7 +49,7 @@ pub(crate) enum LoginMode {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct LoginInput {
-    /// `password`.
+    /// `password` fills and submits; `watch` waits for a person.
     mode: LoginMode,
     /// The username (omit when the form has none).
     #[serde(default)]
@@ -63,8 +63,8 @@ pub(crate) struct LoginInput {
     /// The password (or give `credential`).
     #[serde(default)]
     password: Option<SecretText>,
-    /// The name of a credential in the vault (`malo credentials add`): its username and
-    /// password are filled only when the page is on the credential's origin.
+    /// A vault credential's name. Made by `malo credentials add`; its username and password
+    /// are filled only when the page is on the credential's origin.
     #[serde(default)]
     #[schemars(length(min = 1, max = 64))]
     credential: Option<String>,
@@ -121,7 +121,7 @@ pub(crate) struct LoginOutput {
 pub(super) fn tool() -> Tool {
     Tool::page(
         "login",
-        "Log in with a username and password given once (never stored, logged or echoed): detects the fields and submit control (or takes selectors), submits, and reports success (with the signal that decided it) or reason login_error / timeout. The session's profile keeps the login when it has one.",
+        "Log in with a username and password, or let a person log in (mode watch). Given once, never stored, logged or echoed: detects the fields and submit control (or takes selectors), submits, and reports success (with the signal that decided it) or reason login_error / timeout. The session's profile keeps the login when it has one.",
         |context: ToolContext, input: LoginInput| async move {
             match input.mode {
                 LoginMode::Password => password_login(&context, input).await,

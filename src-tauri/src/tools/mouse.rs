@@ -67,7 +67,7 @@ pub(crate) struct MouseInput {
 pub(super) fn tool() -> Tool {
     action_tool(
         "mouse",
-        "The pointer at a point of the viewport (CSS px), for agents that work from screenshots: action move, down, up, click, double_click or wheel (delta_x, delta_y), with trusted events. A button pressed by down stays pressed until up (down, move, up drags). Reports navigation, dialogs and popups it caused, as click does.",
+        "Move, press, click or wheel the pointer at a viewport point (CSS px). For agents that work from screenshots: action move, down, up, click, double_click or wheel (delta_x, delta_y), with trusted events. A button pressed by down stays pressed until up (down, move, up drags). Reports navigation, dialogs and popups it caused, as click does.",
         mouse,
     )
 }

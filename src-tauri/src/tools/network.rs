@@ -34,7 +34,7 @@ pub(crate) struct ResponsesInput {
     /// Only responses whose URL starts with this.
     #[serde(default)]
     url_prefix: Option<String>,
-    /// Only records with seq greater than this, oldest first; without it, the newest.
+    /// Only records after this seq, oldest first. Without it, the newest.
     #[serde(default, with = "Lenient")]
     after: Option<u64>,
     /// `navigation`: only those since the selected tab's last main-frame navigation (its
@@ -174,7 +174,7 @@ pub(super) fn tools() -> Vec<Tool> {
         ),
         Tool::tab(
             "list_intercept_rules",
-            "The tab's interception rules in the order they are tried, with short summaries of long patterns and the number of header matchers.",
+            "The tab's interception rules, in the order they are tried. Long patterns are summarised, header matchers counted.",
             |context: ToolContext, _input: NoInput| async move {
                 let rules = context.tab()?.traffic.rules().iter().map(InterceptRule::summary).collect();
                 Ok(ListRulesOutput { rules })

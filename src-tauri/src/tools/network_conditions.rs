@@ -18,7 +18,7 @@ pub(crate) struct ConditionsOutput {
 pub(super) fn tool() -> Tool {
     Tool::session(
         "set_network_conditions",
-        "Set the session's network conditions from now on, replacing the earlier ones: {offline?, latency_ms?, download_kbps?, upload_kbps?} ({} or all null: none). offline fails every request at once (net_error internet_disconnected); latency_ms is added before each request and each new connection; the kbps limits ration the bytes relayed each way for the whole session.",
+        "Throttle the session's traffic or take it offline, from now on. Replaces the earlier conditions: {offline?, latency_ms?, download_kbps?, upload_kbps?} ({} or all null: none). offline fails every request at once (net_error internet_disconnected); latency_ms is added before each request and each new connection; the kbps limits ration the bytes relayed each way for the whole session.",
         |context: ToolContext, input: NetworkConditions| async move {
             let conditions = input.check()?;
             let proxy = context.session.proxy.lock().expect("proxy poisoned");

@@ -103,7 +103,7 @@ pub(crate) struct ViewportScreenshot {
 pub(super) fn tool() -> Tool {
     Tool::page(
         "observe",
-        "Look at the page cheaply: url, title, readyState, viewport and scroll, element and interactive counts, and a visible-text summary of max_chars. mode=screenshot adds a base64 PNG of exactly the viewport.",
+        "Look at the page cheaply: url, title, counts and a text summary. Also readyState, viewport and scroll, element and interactive counts, and a visible-text summary of max_chars. mode=screenshot adds a base64 PNG of exactly the viewport.",
         |context: ToolContext, input: ObserveInput| async move {
             let max_chars = OBSERVE_MAX_CHARS.read(input.max_chars, "max_chars")?;
             let mut observation = light(&context, max_chars).await?;

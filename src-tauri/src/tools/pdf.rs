@@ -22,22 +22,20 @@ use crate::error::{Error, ErrorCode, Result};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PdfInput {
-    /// Where to write the PDF: a relative path ending in .pdf under the session's
-    /// artifacts/ (e.g. "page.pdf" or "reports/q3.pdf"; a file there is replaced); the
-    /// answer holds its absolute `path`. Without it the answer holds the PDF as base64
-    /// `data`, up to 10 MiB.
+    /// A .pdf path under the session's artifacts/, else base64 `data`. Relative, e.g.
+    /// "page.pdf" or "reports/q3.pdf"; a file there is replaced, and the answer holds its
+    /// absolute `path`. Without it the answer holds the PDF as base64 `data`, up to 10 MiB.
     #[serde(default)]
     path: Option<String>,
     /// Landscape instead of portrait (default false).
     #[serde(default)]
     landscape: bool,
-    /// The paper: "A4" (default), "Letter", "Legal", "A3", "A5", or {"width_mm",
-    /// "height_mm"} (10-5000 each), given in portrait.
+    /// "A4" (default), "Letter", "Legal", "A3", "A5" or {width_mm, height_mm}. Sizes are
+    /// 10-5000 each, given in portrait.
     #[serde(default)]
     page_size: Option<PageSize>,
-    /// Margins in millimetres, {top, right, bottom, left}, each optional; a side not given
-    /// keeps GTK's default for the paper (6.35 mm; 14.2 mm at the bottom of A4, Letter
-    /// and Legal).
+    /// Margins in mm, each side optional. A side not given keeps GTK's default for the
+    /// paper (6.35 mm; 14.2 mm at the bottom of A4, Letter and Legal).
     #[serde(default)]
     margins_mm: Option<MarginsMm>,
     /// Print background colours and images (default true).
@@ -68,7 +66,7 @@ pub(crate) struct PdfOutput {
 pub(super) fn tool() -> Tool {
     Tool::page(
         "pdf",
-        "Print the page to PDF as the browser prints it (print CSS, page breaks), with no dialog or window: landscape, page_size (A4 default, Letter, Legal, A3, A5 or {width_mm, height_mm}), margins_mm, print_background (default true), page_ranges like \"1-3, 5\". With path (a relative .pdf name) it is written under the session's artifacts/ and answers {path, pages, bytes}; without, it answers the PDF as base64 data (up to 10 MiB).",
+        "Print the page to PDF, with no dialog or window. As the browser prints it (print CSS, page breaks): landscape, page_size (A4 default, Letter, Legal, A3, A5 or {width_mm, height_mm}), margins_mm, print_background (default true), page_ranges like \"1-3, 5\". With path (a relative .pdf name) it is written under the session's artifacts/ and answers {path, pages, bytes}; without, it answers the PDF as base64 data (up to 10 MiB).",
         |context: ToolContext, input: PdfInput| async move { pdf(context, input).await },
     )
     .presented(Presentation { attachment: Some(Attachment::Result), ..Presentation::default() })

@@ -33,7 +33,7 @@ pub(crate) struct RequestsInput {
     /// One request in full, by its id (`req-12`); not with `after`, `limit` or filters.
     #[serde(default)]
     id: Option<String>,
-    /// Only records with seq greater than this, oldest first; without it, the newest.
+    /// Only records after this seq, oldest first. Without it, the newest.
     #[serde(default, with = "Lenient")]
     after: Option<u64>,
     /// `navigation`: only the tab's current page's requests (since its last main-frame
@@ -55,8 +55,8 @@ pub(crate) struct RequestsInput {
     /// Only network failures and blocked requests (not HTTP error statuses).
     #[serde(default)]
     failed_only: bool,
-    /// Whole records: headers (cookies and authorization redacted) and the captured body;
-    /// as text also the start and MIME type (`headers` is its former name).
+    /// Whole records with headers and body. Cookies and authorization are redacted; as text
+    /// also the start and MIME type (`headers` is its former name).
     #[serde(default, alias = "headers")]
     detail: bool,
     /// `json` (default): records; `text`: one line per request, its id to ask for the rest.
@@ -154,7 +154,7 @@ impl RequestEntry {
 pub(super) fn tool() -> Tool {
     Tool::tab(
         "requests",
-        "The tab's request log (500 kept): method, url, resource_type, status, mime_type, sizes, timing, failure (DNS, refused, TLS, blocked), the interception rule that decided it. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). since=navigation: only the current page's (over MCP and the CLI the default without after). Filters: url_includes, method, status (404, \"404\" or \"4xx\"), resource_type, failed_only. format=text gives one line per request (id, method, status, type, size, duration, URL: as a path on the page's origin, cut in the middle past 200 characters) under a line with the paging; `id` gives one request whole, `detail` every listed one (headers, body). JSON answers {requests, cursor, has_more}.",
+        "The tab's request log, one line per request. 500 kept: method, url, resource_type, status, mime_type, sizes, timing, failure (DNS, refused, TLS, blocked), the interception rule that decided it. Without `after`, the newest `limit` (oldest first) and older_omitted; with `after`, those after that seq cursor, paging forward (has_more). since=navigation: only the current page's (over MCP and the CLI the default without after). Filters: url_includes, method, status (404, \"404\" or \"4xx\"), resource_type, failed_only. format=text gives one line per request (id, method, status, type, size, duration, URL: as a path on the page's origin, cut in the middle past 200 characters) under a line with the paging; `id` gives one request whole, `detail` every listed one (headers, body). JSON answers {requests, cursor, has_more}.",
         |context: ToolContext, input: RequestsInput| async move {
             let tab = context.tab()?;
             let detail = input.detail || input.id.is_some();

@@ -141,7 +141,7 @@ const MCP_LONG_EDGE: &str = "1568";
 pub(super) fn tool() -> Tool {
     Tool::page(
         "screenshot",
-        "A picture of the page: the viewport (default), the whole document (full_page), an element (ref or selector) or a clip rectangle, as png, jpeg or webp, downscaled to max_width/max_height, optionally with each interactive element's ref drawn on it (marks=true; the refs work with click). Answers the size, the scale (image px per CSS px) and the clip shown. Over MCP the long edge is capped at 1568 px unless max_width or max_height is given.",
+        "A picture of the viewport, whole page, an element or a clip, optionally with refs drawn on. The viewport by default, the whole document with full_page, an element by ref or selector, as png, jpeg or webp, downscaled to max_width/max_height; marks=true draws each interactive element's ref (the refs work with click). Answers the size, the scale (image px per CSS px) and the clip shown. Over MCP the long edge is capped at 1568 px unless max_width or max_height is given.",
         |context: ToolContext, input: ScreenshotInput| async move { screenshot(&context, input).await },
     )
     .presented(Presentation {

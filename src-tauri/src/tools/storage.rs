@@ -144,12 +144,12 @@ pub(super) fn tools() -> Vec<Tool> {
     vec![
         Tool::session(
             "cookies",
-            "Get, set or clear the session's cookies (a profile's sessions share theirs), as Playwright writes them: {name, value, domain, path, expires (Unix seconds, -1 for session cookies), httpOnly, secure, sameSite Strict|Lax|None}. get and clear take urls to only touch the cookies those URLs receive; set takes cookies (domain and path, or url). A wrong cookie refuses the whole call, naming its field.",
+            "Get, set or clear the session's cookies, in Playwright's shape. A profile's sessions share theirs; the shape: {name, value, domain, path, expires (Unix seconds, -1 for session cookies), httpOnly, secure, sameSite Strict|Lax|None}. get and clear take urls to only touch the cookies those URLs receive; set takes cookies (domain and path, or url). A wrong cookie refuses the whole call, naming its field.",
             |context: ToolContext, input: CookiesInput| async move { cookies(&context, input).await },
         ),
         Tool::session(
             "storage_state",
-            "Export or import the session's cookies and localStorage in Playwright's storageState JSON ({cookies, origins: [{origin, localStorage: [{name, value}]}]}): export answers it, or writes it to path (a .json name in the session's artifacts/); import adds state, or the file at path (absolute, or a name in artifacts/), to the session, checked whole first (a wrong field refuses everything, naming it).",
+            "Export or import cookies and localStorage as Playwright's storageState. The JSON is ({cookies, origins: [{origin, localStorage: [{name, value}]}]}): export answers it, or writes it to path (a .json name in the session's artifacts/); import adds state, or the file at path (absolute, or a name in artifacts/), to the session, checked whole first (a wrong field refuses everything, naming it).",
             |context: ToolContext, input: StorageStateInput| async move { storage_state(&context, input).await },
         )
         .positional(&[Positional::Field("action"), Positional::Field("path")])

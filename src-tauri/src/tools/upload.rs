@@ -105,7 +105,7 @@ pub(crate) struct ChosenFile {
 pub(super) fn tool() -> Tool {
     Tool::page(
         "set_file_input",
-        "Upload files into an <input type=file> (ref or selector, with nth, frame_selector, pierce_shadow) without any window: fires input and change as a person's choice does. next_chooser=true (no target) answers the next file chooser the page opens itself. A page's own file chooser is otherwise cancelled and recorded as event file_chooser.",
+        "Upload files into an <input type=file>, without any window. Targets by ref or selector, with nth, frame_selector, pierce_shadow; fires input and change as a person's choice does. next_chooser=true (no target) answers the next file chooser the page opens itself. A page's own file chooser is otherwise cancelled and recorded as event file_chooser.",
         set_files,
     )
     .positional(&[Positional::Target, Positional::Field("files")])

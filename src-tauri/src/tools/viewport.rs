@@ -46,7 +46,7 @@ pub(crate) struct ViewportOutput {
 pub(super) fn tool() -> Tool {
     Tool::page(
         "set_viewport",
-        "Resize the tab's viewport to width x height CSS pixels (100-4096); pages see the new size when this answers. device_scale_factor is accepted only when it is the daemon's screen's own (WebKitGTK keeps devicePixelRatio per daemon): any other is E_UNSUPPORTED and nothing changes.",
+        "Resize the tab's viewport (CSS pixels). Width and height are 100-4096; pages see the new size when this answers. device_scale_factor is accepted only when it is the daemon's screen's own (WebKitGTK keeps devicePixelRatio per daemon): any other is E_UNSUPPORTED and nothing changes.",
         |context: ToolContext, input: ViewportInput| async move { set_viewport(&context, input).await },
     )
 }

@@ -77,7 +77,7 @@ fn yes() -> bool {
 pub(super) fn tool() -> Tool {
     Tool::page(
         "watch",
-        "Show the session to a person in a small window with back/forward/reload, an address bar and a Done button (show=true), or hide it again (show=false). The page is the session's own, unchanged; screenshots never include the toolbar. focus=false (default) does not take keyboard focus (on Wayland the compositor decides, and the answer has a note saying so). mode=live answers live_url instead: a one-time link to a live view of the session in any browser (on this machine, or through ssh -L), with the same toolbar and Done; control=false makes it watch-only.",
+        "Show the session to a person in a small window with a toolbar and Done, or hide it. The window has back/forward/reload, an address bar and a Done button (show=true); show=false hides it. The page is the session's own, unchanged; screenshots never include the toolbar. focus=false (default) does not take keyboard focus (on Wayland the compositor decides, and the answer has a note saying so). mode=live answers live_url instead: a one-time link to a live view of the session in any browser (on this machine, or through ssh -L), with the same toolbar and Done; control=false makes it watch-only.",
         |context: ToolContext, input: WatchInput| async move {
             let session = &context.session;
             if input.mode == WatchMode::Live && input.show {

@@ -181,7 +181,7 @@ pub(crate) struct SnapshotChangesText {
 pub(super) fn tool() -> Tool {
     Tool::page(
         "snapshot",
-        "See the page: its text, and every visible interactive element with a ref (e.g. e12) usable by all actions, in document order with headings, landmarks, forms, tables, frames, dialogs and live regions marked. The whole page when it fits max_tokens; else truncated.next continues. scope (a ref or selector) reads one part. format=text gives a line per item; changes=true returns only what changed since the previous snapshot.",
+        "See the page: its text and a ref (e.g. e12) for every interactive element, to act on. In document order, with headings, landmarks, forms, tables, frames, dialogs and live regions marked. The whole page when it fits max_tokens; else truncated.next continues. scope (a ref or selector) reads one part. format=text gives a line per item; changes=true returns only what changed since the previous snapshot.",
         |context: ToolContext, input: SnapshotInput| async move {
             let limits = Limits::read(&input)?;
             if input.changes && (input.scope.is_some() || input.next.is_some()) {
