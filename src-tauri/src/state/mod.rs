@@ -12,4 +12,4 @@ pub mod tabs;
 pub use console::{ConsoleEntry, ConsoleLevel, PageError, PageErrorKind, ScriptPlace, CONSOLE_ENTRIES, ERROR_ENTRIES};
 pub use downloads::Downloads;
 pub use signals::{TabSignal, TabsChange};
-pub use tabs::{DialogPolicy, PageStart, PopupPolicy, PreviousSnapshot, RefTable, TabState, TabStatus, Tabs};
+pub use tabs::{DialogPolicy, LastScreenshot, PageStart, PopupPolicy, PreviousSnapshot, RefTable, TabState, TabStatus, Tabs};

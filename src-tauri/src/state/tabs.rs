@@ -120,6 +120,17 @@ pub struct RefTable {
     pub frame_of: HashMap<u64, Vec<u32>>,
     /// The previous snapshot's lines by ref, and its url, title and text, for `changes`.
     pub previous: Option<PreviousSnapshot>,
+    /// The last `screenshot` of the tab, for `diff screenshot`.
+    pub screenshot: Option<LastScreenshot>,
+}
+
+/// The last picture `screenshot` took of a tab.
+#[derive(Debug, Clone, Default)]
+pub struct LastScreenshot {
+    /// The picture as encoded (PNG, JPEG or WebP).
+    pub picture: Vec<u8>,
+    /// The `screenshot` input that took it (without `path`): the same picture again.
+    pub input: serde_json::Value,
 }
 
 /// What the previous snapshot showed.
@@ -133,6 +144,8 @@ pub struct PreviousSnapshot {
     pub text: String,
     /// One rendered line per ref, in order.
     pub lines: Vec<(u64, String)>,
+    /// Every line of the page as the text form shows it, in order (for `diff`).
+    pub page: Vec<String>,
 }
 
 /// Where a tab's current page began: the last main-frame load's start.

@@ -27,7 +27,7 @@ fn extensions(format: Format) -> &'static [&'static str] {
 }
 
 /// How many image pixels a CSS pixel becomes (before `max_width`/`max_height`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum ScreenshotScale {
     /// The screen's device pixels (default): devicePixelRatio image pixels per CSS pixel.
@@ -53,7 +53,7 @@ pub(crate) struct CssRect {
 }
 
 /// Input of `screenshot`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ScreenshotInput {
     /// The whole document, below and right of the viewport too (fixed elements drawn once;
@@ -313,13 +313,57 @@ async fn scroll_to(context: &ToolContext, x: f64, y: f64) -> Result<(f64, f64)> 
 }
 
 async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<ScreenshotOutput> {
-    let started = std::time::Instant::now();
-    let subject = subject(&input)?;
     let extensions = extensions(input.format);
     let path = match &input.path {
         Some(asked) => Some(artifact_path(context, Some(asked), "path", "screenshot", extensions)?),
         None => None,
     };
+    let (picture, region, truncated) = shoot(context, &input).await?;
+    remember(context, &picture.bytes, input.clone())?;
+    let bytes = picture.bytes.len();
+    let (data, path) = match path {
+        Some(path) => {
+            tokio::fs::write(&path, &picture.bytes)
+                .await
+                .map_err(|error| Error::internal(format!("cannot write the screenshot: {error}")))?;
+            (None, Some(path.display().to_string()))
+        }
+        None => (Some(base64::engine::general_purpose::STANDARD.encode(&picture.bytes)), None),
+    };
+    Ok(ScreenshotOutput {
+        mime_type: input.format.mime_type().into(),
+        width: picture.width,
+        height: picture.height,
+        bytes,
+        data,
+        path,
+        scale: picture.scale,
+        clip: region,
+        truncated,
+        marks: picture.marks,
+    })
+}
+
+/// Keeps a picture as the tab's last screenshot (`diff screenshot` compares with it), with
+/// the input that takes it again.
+pub(crate) fn remember(context: &ToolContext, picture: &[u8], mut input: ScreenshotInput) -> Result<()> {
+    input.path = None;
+    let input = serde_json::to_value(input).map_err(|error| Error::internal(error.to_string()))?;
+    let last = crate::state::LastScreenshot { picture: picture.to_vec(), input };
+    context.tab()?.refs.lock().expect("ref table poisoned").screenshot = Some(last);
+    Ok(())
+}
+
+/// The encoded picture `input` asks for (its `path` aside), with the region it shows and
+/// whether the document was cut: the work of `screenshot`, and of `diff` taking a picture
+/// again.
+pub(crate) async fn picture(context: &ToolContext, input: &ScreenshotInput) -> Result<Vec<u8>> {
+    Ok(shoot(context, input).await?.0.bytes)
+}
+
+async fn shoot(context: &ToolContext, input: &ScreenshotInput) -> Result<(Picture, CssRect, bool)> {
+    let started = std::time::Instant::now();
+    let subject = subject(input)?;
     // The element first: finding it may scroll it (and the frames holding it) into view.
     let element_box = match &subject {
         Subject::Element(target, frame_selector) => {
@@ -397,29 +441,8 @@ async fn screenshot(context: &ToolContext, input: ScreenshotInput) -> Result<Scr
     let picture = tokio::task::spawn_blocking(move || render(frame, plan))
         .await
         .map_err(|error| Error::internal(format!("the picture's encoder stopped: {error}")))??;
-    let bytes = picture.bytes.len();
-    tracing::debug!(?subject, ?captured, rendered = ?started.elapsed() - captured, bytes, "screenshot");
-    let (data, path) = match path {
-        Some(path) => {
-            tokio::fs::write(&path, &picture.bytes)
-                .await
-                .map_err(|error| Error::internal(format!("cannot write the screenshot: {error}")))?;
-            (None, Some(path.display().to_string()))
-        }
-        None => (Some(base64::engine::general_purpose::STANDARD.encode(&picture.bytes)), None),
-    };
-    Ok(ScreenshotOutput {
-        mime_type: input.format.mime_type().into(),
-        width: picture.width,
-        height: picture.height,
-        bytes,
-        data,
-        path,
-        scale: picture.scale,
-        clip: region,
-        truncated,
-        marks: picture.marks,
-    })
+    tracing::debug!(?subject, ?captured, rendered = ?started.elapsed() - captured, bytes = picture.bytes.len(), "screenshot");
+    Ok((picture, region, truncated))
 }
 
 /// The overlap of two rectangles, if they overlap by at least a CSS pixel each way.

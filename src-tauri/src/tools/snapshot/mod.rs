@@ -226,6 +226,16 @@ pub(super) async fn interactive_elements(context: &ToolContext) -> Result<Vec<Va
     Ok(captured.nodes)
 }
 
+/// The whole page as the lines of a text snapshot (without its header), remembered as the
+/// tab's last snapshot like any snapshot; answers the snapshot it replaced with them (for
+/// `diff`).
+pub(super) async fn page_lines(context: &ToolContext) -> Result<(PreviousSnapshot, Option<PreviousSnapshot>)> {
+    let captured = capture(context, &CaptureRequest::default()).await?;
+    let previous = remember(context, &captured, true)?;
+    let current = context.tab()?.refs.lock().expect("ref table poisoned").previous.clone().unwrap_or_default();
+    Ok((current, previous))
+}
+
 /// Whether a scope names a ref (`e12`) rather than a selector.
 fn is_ref(scope: &str) -> bool {
     scope.strip_prefix('e').is_some_and(|number| !number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit()))
@@ -336,6 +346,7 @@ fn remember(context: &ToolContext, captured: &Capture, whole_page: bool) -> Resu
         title: captured.title.clone(),
         text: page_text(&captured.items),
         lines: element_lines(captured, &captured.items),
+        page: captured.items.iter().filter_map(|item| render::item_line(item, &captured.nodes)).collect(),
     };
     Ok(refs.previous.replace(current))
 }
