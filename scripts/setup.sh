@@ -64,3 +64,14 @@ if ! "$venv/bin/python" -c 'import mcp, schemathesis, dbus_next' >/dev/null 2>&1
   echo "setup: installing the MCP SDK, schemathesis and dbus-next into $venv" >&2
   "$venv/bin/pip" install -q --disable-pip-version-check mcp==2.3.0 schemathesis==4.32.5 dbus-next==0.2.3
 fi
+
+# axe-core, the accessibility rules `a11y` runs, at the version src-tauri/axe/package.json
+# pins (its lock holds the checksum): installed into src-tauri/axe/node_modules, which the
+# build bundles into the daemon (src-tauri/build.rs). Without it `a11y` is unsupported.
+axe_dir="$(cd "$(dirname "$0")/.." && pwd)/src-tauri/axe"
+axe_wanted=$(sed -n 's/.*"axe-core": "\(.*\)".*/\1/p' "$axe_dir/package.json")
+axe_installed=$(sed -n 's/^ *"version": "\(.*\)".*/\1/p' "$axe_dir/node_modules/axe-core/package.json" 2>/dev/null | head -n 1)
+if [ "$axe_installed" != "$axe_wanted" ]; then
+  echo "setup: installing axe-core $axe_wanted into $axe_dir" >&2
+  (cd "$axe_dir" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+fi

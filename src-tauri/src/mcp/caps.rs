@@ -27,12 +27,23 @@ pub enum Group {
     Person,
     /// More sessions than the connection's default one.
     Sessions,
+    /// Reading and comparing pages: diff.
+    Content,
 }
 
 impl Group {
     /// Every group, in the order the docs list them.
-    pub const ALL: [Group; 8] =
-        [Group::Network, Group::Files, Group::State, Group::Vision, Group::Pdf, Group::Devtools, Group::Person, Group::Sessions];
+    pub const ALL: [Group; 9] = [
+        Group::Network,
+        Group::Files,
+        Group::State,
+        Group::Vision,
+        Group::Pdf,
+        Group::Devtools,
+        Group::Person,
+        Group::Sessions,
+        Group::Content,
+    ];
 
     /// The group's name, as `--caps` and `browser_enable_caps` take it.
     pub fn name(self) -> &'static str {
@@ -45,6 +56,7 @@ impl Group {
             Group::Devtools => "devtools",
             Group::Person => "person",
             Group::Sessions => "sessions",
+            Group::Content => "content",
         }
     }
 
@@ -76,6 +88,7 @@ pub fn group_of(tool: &str) -> Option<Group> {
         }
         "mouse" | "observe" | "set_viewport" | "drag" => Group::Vision,
         "pdf" => Group::Pdf,
+        "diff" => Group::Content,
         "login" | "watch" => Group::Person,
         "session_new" | "session_list" | "session_close" | "close" => Group::Sessions,
         _ => Group::Devtools,
@@ -85,7 +98,7 @@ pub fn group_of(tool: &str) -> Option<Group> {
 /// Whether `group_of` names `tool` itself (rather than falling back to `devtools`).
 #[cfg(test)]
 pub(super) fn named_explicitly(tool: &str) -> bool {
-    const DEVTOOLS: [&str; 14] = [
+    const DEVTOOLS: [&str; 16] = [
         "evaluate",
         "extract",
         "run_steps",
@@ -100,6 +113,8 @@ pub(super) fn named_explicitly(tool: &str) -> bool {
         "focus",
         "scroll_into_view",
         "sleep",
+        "a11y",
+        "vitals",
     ];
     group_of(tool) != Some(Group::Devtools) || DEVTOOLS.contains(&tool)
 }

@@ -366,7 +366,7 @@ fn shared_fields(registry: &Value, listed: &mut Value) {
 const ENABLE_CAPS_DESCRIPTION: &str = "Add tool groups to this connection; the tool list then grows. network (response bodies, \
      interception, HAR, headers, throttling), files (upload, downloads), state (cookies, storage, profiles, identity), vision \
      (mouse at x,y, drag, observe, viewport), pdf, devtools (evaluate, extract, assert, run_steps, events, hover, check, scroll, \
-     focus), person (a person logs in, watch), sessions (more sessions), all.";
+     focus, a11y, vitals), person (a person logs in, watch), sessions (more sessions), content (diff), all.";
 
 fn enable_caps_schema() -> Value {
     let mut names: Vec<&str> = Group::ALL.into_iter().map(Group::name).collect();

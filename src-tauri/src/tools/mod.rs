@@ -5,6 +5,7 @@
 //!
 //! Handlers are plain async Rust: they know sessions and the engine, not HTTP.
 
+mod a11y;
 mod action_input;
 mod artifacts;
 mod assert;
@@ -12,6 +13,7 @@ mod close;
 mod console;
 mod devtools;
 mod dialog;
+mod diff;
 mod downloads;
 mod events;
 mod forms;
@@ -53,6 +55,7 @@ mod tabs;
 mod targeting;
 mod upload;
 mod viewport;
+mod vitals;
 mod wait;
 mod wait_for_event;
 mod watch;
@@ -528,6 +531,7 @@ impl ToolRegistry {
         tools.extend(console::tools());
         tools.extend(storage::tools());
         tools.extend([profiles::clone_tool(), viewport::tool()]);
+        tools.extend([diff::tool(), a11y::tool(), vitals::tool()]);
         ToolRegistry { tools }
     }
 
