@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod audits;
 mod cli;
 mod daemon;
 mod desktop;
