@@ -46,6 +46,8 @@ JSON. `--help` on any command lists its flags.
 5. After the page changes, snapshot again: old refs fail with `E_STALE_REF`.
 
 Read without a snapshot: `{extract}`, `{evaluate}` (JavaScript).
+What changed since the last look: `malo diff snapshot`, `malo diff screenshot`, `malo diff
+url A B`. Audits: `malo a11y` (axe-core), `malo vitals`.
 
 ## Pictures, tabs, files
 `malo screenshot -o page.png` (`--full-page`, `--ref e12`, `--marks` draws the refs);
