@@ -38,13 +38,14 @@ fn diff_snapshot_lists_exactly_the_lines_that_changed_since_the_last_snapshot() 
         diff["changed"],
         json!([
             { "before": "Status: idle", "after": "Status: done" },
-            { "before": "Plums", "after": "Pears" },
             { "before": save_line, "after": format!("{save_line} [disabled]") },
         ]),
         "{diff}"
     );
-    assert_eq!(strings(&diff["added"]), ["Figs"], "{diff}");
-    assert_eq!(strings(&diff["removed"]), Vec::<String>::new(), "{diff}");
+    // Plums and Pears have too little in common to be one line changed.
+    assert_eq!(strings(&diff["added"]), ["Pears", "Figs"], "{diff}");
+    assert_eq!(strings(&diff["removed"]), ["Plums"], "{diff}");
+    assert_eq!(diff["unchanged"], 4, "{diff}");
 
     // The diff's snapshot is now the last one: a second diff sees no change; text reads as
     // a unified diff.
