@@ -36,7 +36,7 @@ pub(crate) struct A11yInput {
     /// Only this part of the page: a CSS selector (default: the whole document).
     #[serde(default)]
     selector: Option<String>,
-    /// Only rules with these axe tags, e.g. wcag2a, wcag2aa, best-practice (default: axe's
+    /// Only rules with these axe tags: wcag2a, wcag2aa, best-practice, ... (default: axe's
     /// default rules).
     #[serde(default)]
     tags: Vec<String>,
@@ -99,7 +99,7 @@ const STATE: &str = "globalThis.__maloAudit";
 pub(super) fn tool() -> Tool {
     Tool::page(
         "a11y",
-        "Accessibility audit of the page with axe-core (WCAG rules): each violation's rule id, impact, help and elements (selector, ref).",
+        "Accessibility audit with axe-core (WCAG rules): violations with rule id, impact, help and elements (selector, ref).",
         |context: ToolContext, input: A11yInput| async move { audit(&context, input).await },
     )
     .positional(&[Positional::Field("selector")])

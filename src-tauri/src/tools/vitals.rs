@@ -47,7 +47,7 @@ pub(crate) struct NotMeasured {
 pub(super) fn tool() -> Tool {
     Tool::page(
         "vitals",
-        "Core Web Vitals of the page as WebKit measures them: ttfb_ms, fcp_ms, lcp_ms, cls; a metric it cannot measure is null with the reason.",
+        "Core Web Vitals as WebKit measures them: ttfb_ms, fcp_ms, lcp_ms, cls; one it cannot measure is null, with why.",
         |context: ToolContext, _input: VitalsInput| async move {
             let measured: Value = context.ask(TabRequest::Evaluate { body: MEASURE.into() }).await?;
             serde_json::from_value::<VitalsOutput>(measured)

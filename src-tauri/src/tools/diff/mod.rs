@@ -48,7 +48,7 @@ pub(crate) enum DiffFormat {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DiffInput {
-    /// `snapshot`, `screenshot` or `url`.
+    /// What to compare.
     kind: DiffKind,
     /// screenshot: a picture file (absolute path) instead of the tab's last screenshot.
     #[serde(default)]
@@ -56,7 +56,7 @@ pub(crate) struct DiffInput {
     /// url: the two URLs.
     #[serde(default)]
     urls: Vec<String>,
-    /// `json` (default) or `text` (snapshot, url).
+    /// `json` (default) or `text`: a unified diff (snapshot, url).
     #[serde(default)]
     format: DiffFormat,
 }
