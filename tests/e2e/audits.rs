@@ -96,10 +96,15 @@ fn a_screenshot_diff_of_a_one_word_change_is_above_0_and_below_1_percent() {
     // Against a baseline file: the same change, counted the same.
     let path = baseline["path"].as_str().unwrap();
     let against = session.ok("diff", json!({ "kind": "screenshot", "baseline": path }));
-    assert_eq!((against["changed_pixels"].clone(), against["baseline"].as_str()), (diff["changed_pixels"].clone(), Some(path)), "{against}");
+    assert_eq!(
+        (against["changed_pixels"].clone(), against["baseline"].as_str()),
+        (diff["changed_pixels"].clone(), Some(path)),
+        "{against}"
+    );
     let error = session.fails("diff", json!({ "kind": "screenshot", "baseline": "/nonexistent/before.png" }), 400, "E_BAD_REQUEST");
     assert_eq!(error["details"]["field"], "baseline");
-    let error = session.fails("diff", json!({ "kind": "screenshot", "baseline": daemon.data_dir.join("broker.json") }), 400, "E_BAD_REQUEST");
+    let error =
+        session.fails("diff", json!({ "kind": "screenshot", "baseline": daemon.data_dir.join("broker.json") }), 400, "E_BAD_REQUEST");
     assert_eq!(error["details"]["reason"], "inside_data_dir", "{error}");
 }
 
@@ -121,7 +126,12 @@ fn diff_url_compares_two_pages_in_a_tab_that_closes_after() {
     assert_eq!(tabs["tabs"].as_array().unwrap().len(), 1, "{tabs}");
     assert_eq!(tabs["tabs"][0]["url"], fixtures.url("/f/hello.html"));
     assert_eq!(tabs["selected"], tabs["tabs"][0]["tab"]);
-    let error = session.fails("diff", json!({ "kind": "url", "urls": [fixtures.url("/f/hello.html"), "file:///etc/passwd"] }), 400, "E_INVALID_URL");
+    let error = session.fails(
+        "diff",
+        json!({ "kind": "url", "urls": [fixtures.url("/f/hello.html"), "file:///etc/passwd"] }),
+        400,
+        "E_INVALID_URL",
+    );
     assert_eq!(error["details"]["field"], "urls[1]", "{error}");
     assert_eq!(session.ok("tab_list", json!({}))["tabs"].as_array().unwrap().len(), 1);
 
@@ -180,6 +190,10 @@ fn vitals_answers_ttfb_and_fcp_and_says_why_any_metric_is_missing() {
     for metric in ["ttfb_ms", "fcp_ms", "lcp_ms", "cls"] {
         assert_eq!(vitals[metric].is_null(), unmeasured.contains(&metric), "{metric}: {vitals}");
     }
-    assert!(vitals["not_measured"].as_array().unwrap().iter().all(|entry| entry["reason"].as_str().is_some_and(|reason| !reason.is_empty())));
+    assert!(vitals["not_measured"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|entry| entry["reason"].as_str().is_some_and(|reason| !reason.is_empty())));
     println!("vitals of a fixture page: {vitals}");
 }

@@ -139,7 +139,13 @@ async fn audit(context: &ToolContext, input: A11yInput) -> Result<A11yOutput> {
     let mut audit: Audit = serde_json::from_value(finished["result"].clone())
         .map_err(|error| Error::new(ErrorCode::ScriptError, format!("the audit's answer is unreadable: {error}")))?;
     give_refs(context, &mut audit.violations).await;
-    Ok(A11yOutput { url: audit.url, engine: format!("axe-core {version}"), violations: audit.violations, passes: audit.passes, incomplete: audit.incomplete })
+    Ok(A11yOutput {
+        url: audit.url,
+        engine: format!("axe-core {version}"),
+        violations: audit.violations,
+        passes: audit.passes,
+        incomplete: audit.incomplete,
+    })
 }
 
 /// Loads axe into the isolated world of the page, unless it is there; answers its version.
@@ -189,7 +195,8 @@ return 'started';"#
 async fn give_refs(context: &ToolContext, violations: &mut [Violation]) {
     let nodes = violations.iter_mut().flat_map(|violation| violation.nodes.iter_mut()).take(REFS_AT_MOST);
     for node in nodes {
-        let request = Locate { target: ElementAddress { element_ref: None, selector: Some(node.selector.clone()) }, scroll: false, stable: false };
+        let request =
+            Locate { target: ElementAddress { element_ref: None, selector: Some(node.selector.clone()) }, scroll: false, stable: false };
         if let Ok(info) = agent(context, &[], &request).await {
             node.element_ref = Some(format!("e{}", info.element_ref));
         }

@@ -67,8 +67,10 @@ pub(crate) fn diff(before: &[String], after: &[String]) -> LineDiff {
         while position < edits.len() && edits[position] != Edit::Same {
             position += 1;
         }
-        let removed: Vec<usize> = edits[start..position].iter().filter_map(|edit| if let Edit::Remove(index) = edit { Some(*index) } else { None }).collect();
-        let added: Vec<usize> = edits[start..position].iter().filter_map(|edit| if let Edit::Add(index) = edit { Some(*index) } else { None }).collect();
+        let removed: Vec<usize> =
+            edits[start..position].iter().filter_map(|edit| if let Edit::Remove(index) = edit { Some(*index) } else { None }).collect();
+        let added: Vec<usize> =
+            edits[start..position].iter().filter_map(|edit| if let Edit::Add(index) = edit { Some(*index) } else { None }).collect();
         run(&mut result, (before, &old, &removed), (after, &new, &added), at_new);
         at_new += added.len();
     }
@@ -76,7 +78,12 @@ pub(crate) fn diff(before: &[String], after: &[String]) -> LineDiff {
 }
 
 /// One run of edits: pairs alike lines (in order) as changed, the rest added or removed.
-fn run(result: &mut LineDiff, (before, old, removed): (&[String], &[String], &[usize]), (after, new, added): (&[String], &[String], &[usize]), at: usize) {
+fn run(
+    result: &mut LineDiff,
+    (before, old, removed): (&[String], &[String], &[usize]),
+    (after, new, added): (&[String], &[String], &[usize]),
+    at: usize,
+) {
     let mut lines = vec![format!("@@ {} @@", at + 1)];
     let mut next_added = 0;
     let mut paired: Vec<Option<usize>> = vec![None; removed.len()];
@@ -181,7 +188,11 @@ fn myers(old: &[String], new: &[String]) -> Option<Vec<Edit>> {
         trace.push((-d..=d).map(|k| furthest[at(k)]).collect());
         let mut k = -d;
         while k <= d {
-            let mut x = if k == -d || (k != d && furthest[at(k - 1)] < furthest[at(k + 1)]) { furthest[at(k + 1)] } else { furthest[at(k - 1)] + 1 };
+            let mut x = if k == -d || (k != d && furthest[at(k - 1)] < furthest[at(k + 1)]) {
+                furthest[at(k + 1)]
+            } else {
+                furthest[at(k - 1)] + 1
+            };
             let mut y = x - k;
             while x < n && y < m && old[x as usize] == new[y as usize] {
                 x += 1;

@@ -281,7 +281,8 @@ async fn pictures(context: &ToolContext, baseline: Option<&str>) -> Result<Pixel
         }
         None => {
             let last = context.tab()?.refs.lock().expect("ref table poisoned").screenshot.clone();
-            let last = last.ok_or_else(|| refused("baseline", "this tab has no screenshot yet: take one first, or give a baseline file"))?;
+            let last =
+                last.ok_or_else(|| refused("baseline", "this tab has no screenshot yet: take one first, or give a baseline file"))?;
             let input: ScreenshotInput = serde_json::from_value(last.input).map_err(|error| Error::internal(error.to_string()))?;
             (last.picture, Some(input), "last screenshot".to_string())
         }

@@ -105,7 +105,8 @@ mod tests {
 
     #[test]
     fn pixels_only_one_picture_has_count_as_changed() {
-        let result = compare(&png(&Frame::filled(10, 10, [9, 9, 9, 255])), &png(&Frame::filled(10, 5, [9, 9, 9, 255])), "baseline").unwrap();
+        let result =
+            compare(&png(&Frame::filled(10, 10, [9, 9, 9, 255])), &png(&Frame::filled(10, 5, [9, 9, 9, 255])), "baseline").unwrap();
         assert_eq!((result.changed, result.total, result.size_changed, result.height), (50, 100, true, 5));
     }
 
