@@ -84,6 +84,7 @@ fn a_screenshot_diff_of_a_one_word_change_is_above_0_and_below_1_percent() {
     session.page_value("document.querySelector('#note').textContent = 'The quick brown cat jumps over the lazy dog.'; 1");
     let diff = session.ok("diff", json!({ "kind": "screenshot" }));
     let ratio = diff["changed_ratio"].as_f64().unwrap();
+    println!("a one-word change: {} of {} pixels changed ({ratio})", diff["changed_pixels"], diff["total_pixels"]);
     assert!(ratio > 0.0 && ratio < 0.01, "{diff}");
     assert_eq!((diff["width"].as_u64(), diff["height"].as_u64(), diff["size_changed"].as_bool()), (Some(1024), Some(768), Some(false)));
     let artifacts = std::path::PathBuf::from(session.summary["artifacts_dir"].as_str().unwrap());
