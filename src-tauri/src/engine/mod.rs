@@ -49,6 +49,7 @@ fn install_keyvals() {
 pub mod agent;
 pub mod cpu_share;
 pub mod devtools;
+pub mod emulation;
 #[cfg(test)]
 pub(crate) mod fake;
 pub mod frames;
@@ -414,6 +415,8 @@ pub enum SessionRequest {
     /// The scale factor every page's `devicePixelRatio` follows (the daemon's screen's);
     /// answers a JSON number.
     ScreenScale,
+    /// Something of what the session emulates (see [`emulation`]).
+    Emulation(emulation::EmulationRequest),
 }
 
 /// What the engine answers.
@@ -512,6 +515,7 @@ impl Command {
             Command::Session { request: SessionRequest::GrantPermissions(_), .. } => "grant_permissions",
             Command::Session { request: SessionRequest::Storage(request), .. } => request.kind(),
             Command::Session { request: SessionRequest::ScreenScale, .. } => "screen_scale",
+            Command::Session { request: SessionRequest::Emulation(request), .. } => request.kind(),
             Command::Page { request, .. } => request.kind(),
             Command::CloseAll { .. } => "close_all",
             Command::ShareCpus { .. } => "share_cpus",

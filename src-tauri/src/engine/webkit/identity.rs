@@ -1,7 +1,7 @@
 //! Where a session's identity lives in WebKitGTK 2.50 (measured: docs/ARCHITECTURE.md):
 //! the user agent per view (`tab/mod.rs`), the time zone and the geolocation manager per
-//! context (`context.rs`), and the languages, `prefers-color-scheme` and the scale factor
-//! per process. A process-wide field is given to a session only when no other live session
+//! context (`context.rs`), and the languages and the scale factor per process
+//! (`prefers-color-scheme` is per process too: `emulation.rs` emulates it per session). A process-wide field is given to a session only when no other live session
 //! named another value; a per-context one only when the session's profile context, shared
 //! with its other sessions, already has it.
 
@@ -9,11 +9,11 @@ use gtk::prelude::*;
 use webkit2gtk::WebContextExt;
 
 use super::context::Context;
-use crate::engine::identity::{unsupported, ColorScheme, Identity};
+use crate::engine::identity::{unsupported, Identity};
 use crate::error::Result;
 
-/// `E_UNSUPPORTED` when `identity` names a locale or a color scheme that another live
-/// session (`others`) named differently, or a scale factor other than the screen's.
+/// `E_UNSUPPORTED` when `identity` names a locale that another live session (`others`)
+/// named differently, or a scale factor other than the screen's.
 pub(super) fn check_process_wide(identity: &Identity, others: &[&Identity]) -> Result<()> {
     if let Some(locale) = &identity.locale {
         if let Some(other) = others.iter().filter_map(|other| other.locale.as_ref()).find(|other| *other != locale) {
@@ -22,14 +22,6 @@ pub(super) fn check_process_wide(identity: &Identity, others: &[&Identity]) -> R
                 format!(
                     "WebKitGTK keeps navigator.language per daemon, and another session uses {other}: close it, or ask for the same locale"
                 ),
-            ));
-        }
-    }
-    if let Some(scheme) = identity.color_scheme {
-        if others.iter().filter_map(|other| other.color_scheme).any(|other| other != scheme) {
-            return Err(unsupported(
-                "color_scheme",
-                "WebKitGTK keeps prefers-color-scheme per daemon, and another session uses the other scheme: close it, or ask for the same",
             ));
         }
     }
@@ -71,21 +63,11 @@ pub(super) fn apply_process_wide(identity: &Identity) {
         // (the proxy sets each session's own anyway).
         webkit2gtk::WebContext::default().inspect(|context| context.set_preferred_languages(&[locale.as_str()]));
     }
-    if let Some(scheme) = identity.color_scheme {
-        if let Some(settings) = gtk::Settings::default() {
-            settings.set_gtk_application_prefer_dark_theme(scheme == ColorScheme::Dark);
-        }
-    }
 }
 
 /// Once the last session naming a process-wide field has closed (`others` are the sessions
 /// still open), gives that field back to the daemon's default.
 pub(super) fn release_process_wide(closed: &Identity, others: &[Identity]) {
-    if closed.color_scheme.is_some() && others.iter().all(|other| other.color_scheme.is_none()) {
-        if let Some(settings) = gtk::Settings::default() {
-            settings.set_gtk_application_prefer_dark_theme(false);
-        }
-    }
     if closed.locale.is_some() && others.iter().all(|other| other.locale.is_none()) {
         set_default_languages();
     }

@@ -11,6 +11,7 @@ mod capture;
 mod context;
 mod devtools;
 mod download;
+mod emulation;
 mod frames;
 mod identity;
 mod input;
@@ -196,6 +197,8 @@ struct HostedSession {
     context: context::Context,
     /// What the session shows pages, as its tabs read it (grants change it later).
     identity: Rc<RefCell<crate::engine::identity::Identity>>,
+    /// What the session emulates (media, user agent, HTTP credentials, its clipboard).
+    emulation: Rc<emulation::SessionEmulation>,
     tabs: RefCell<Vec<Rc<Tab>>>,
 }
 
@@ -313,6 +316,7 @@ impl Engine {
             }
             SessionRequest::Storage(request) => storage::handle(&session.context, request).await?,
             SessionRequest::ScreenScale => Answer::Value(json!(identity::screen_scale_factor())),
+            SessionRequest::Emulation(request) => session.emulation.handle(request)?,
         })
     }
 
@@ -348,7 +352,8 @@ impl Engine {
         });
         let session_id = spec.session_id.clone();
         let identity = Rc::new(RefCell::new(spec.identity.clone()));
-        let session = Rc::new(HostedSession { spec, context, identity, tabs: RefCell::default() });
+        let emulation = emulation::SessionEmulation::new(&spec.identity);
+        let session = Rc::new(HostedSession { spec, context, identity, emulation, tabs: RefCell::default() });
         self.sessions.borrow_mut().insert(session_id.clone(), session.clone());
         if let Err(error) = self.open_tab(&session, None).await {
             let _ = self.close(&session_id);
@@ -369,6 +374,7 @@ impl Engine {
                 return Err(error);
             }
         };
+        session.emulation.attach(&tab.view);
         session.tabs.borrow_mut().push(tab.clone());
         self.wire(session, &tab);
         if let Err(error) = tab.wait_until_idle(std::time::Duration::from_secs(10)).await {
@@ -432,6 +438,7 @@ impl Engine {
                     return None;
                 }
             };
+        session.emulation.attach(&tab.view);
         session.tabs.borrow_mut().push(tab.clone());
         self.wire(session, &tab);
         tab.events.push(Some(&tab.id), EventKind::Popup { opener: opener.to_string(), url: url.to_string() });
