@@ -29,11 +29,13 @@ pub enum Group {
     Sessions,
     /// Reading and comparing pages: diff.
     Content,
+    /// Emulation: media features, device presets, HTTP credentials, the session's clipboard.
+    Emulation,
 }
 
 impl Group {
     /// Every group, in the order the docs list them.
-    pub const ALL: [Group; 9] = [
+    pub const ALL: [Group; 10] = [
         Group::Network,
         Group::Files,
         Group::State,
@@ -43,6 +45,7 @@ impl Group {
         Group::Person,
         Group::Sessions,
         Group::Content,
+        Group::Emulation,
     ];
 
     /// The group's name, as `--caps` and `browser_enable_caps` take it.
@@ -57,6 +60,7 @@ impl Group {
             Group::Person => "person",
             Group::Sessions => "sessions",
             Group::Content => "content",
+            Group::Emulation => "emulation",
         }
     }
 
@@ -91,6 +95,7 @@ pub fn group_of(tool: &str) -> Option<Group> {
         "diff" => Group::Content,
         "login" | "watch" => Group::Person,
         "session_new" | "session_list" | "session_close" | "close" => Group::Sessions,
+        "emulate" | "clipboard" => Group::Emulation,
         _ => Group::Devtools,
     })
 }

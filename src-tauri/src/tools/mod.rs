@@ -15,6 +15,7 @@ mod devtools;
 mod dialog;
 mod diff;
 mod downloads;
+mod emulation;
 mod events;
 mod forms;
 mod history;
@@ -532,6 +533,7 @@ impl ToolRegistry {
         tools.extend(storage::tools());
         tools.extend([profiles::clone_tool(), viewport::tool()]);
         tools.extend([diff::tool(), a11y::tool(), vitals::tool()]);
+        tools.extend(emulation::tools());
         ToolRegistry { tools }
     }
 
