@@ -10,6 +10,7 @@ mod daemon;
 mod desktop;
 mod devtools;
 mod doctor;
+mod emulation;
 mod fidelity;
 mod files;
 mod headless;

@@ -114,6 +114,15 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
         let code = StatusCode::from_u16(code).unwrap_or(StatusCode::IM_A_TEAPOT);
         (code, Html(format!("<title>status {}</title>status page", code.as_u16()))).into_response()
     }
+    /// HTTP Basic authentication: `ann` / `open-sesame-71` get the page, anyone else a 401.
+    async fn basic_auth(headers: axum::http::HeaderMap) -> Response {
+        let expected = format!("Basic {}", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, "ann:open-sesame-71"));
+        if headers.get(header::AUTHORIZATION).is_some_and(|given| given.as_bytes() == expected.as_bytes()) {
+            return Html("<title>authenticated</title>welcome, ann").into_response();
+        }
+        (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, "Basic realm=\"fixtures\"")], Html("<title>unauthorized</title>no"))
+            .into_response()
+    }
     async fn slow(Query(query): Query<HashMap<String, String>>) -> Response {
         let ms: u64 = query.get("ms").and_then(|ms| ms.parse().ok()).unwrap_or(500);
         tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -268,6 +277,7 @@ fn fixture_router(log: FixtureLog, static_dir: Option<PathBuf>) -> axum::Router 
         .route("/echo", get(|| async { Html("<title>echo</title>echo") }))
         .route("/status/{code}", get(status))
         .route("/slow", get(slow))
+        .route("/basic-auth", get(basic_auth))
         .route("/login", axum::routing::post(login))
         .route("/login-2fa", axum::routing::post(login_2fa))
         .route("/login-2fa/code", axum::routing::post(login_2fa_code))
