@@ -10,7 +10,8 @@
 //! appearance override (only the Web Inspector protocol does, which malo does not run).
 //! So a page-world script (`scripts/emulation_media.js`, every frame, before the page's
 //! scripts) rewrites the matching `@media` conditions of the document's style sheets and
-//! answers `matchMedia` for them; the engine itself always stays light.
+//! answers `matchMedia` for them, from the session's first media emulation on (before it,
+//! pages keep the engine's own `matchMedia`); the engine itself always stays light.
 //!
 //! The clipboard. WebKitGTK copies to and pastes from GTK's X11/Wayland clipboard, the
 //! person's, shared by every session: a page's copy (a trusted Ctrl+C, or
@@ -52,6 +53,9 @@ struct Attached {
 /// What one session emulates, shared by its tabs.
 pub(super) struct SessionEmulation {
     media: RefCell<Media>,
+    /// Whether the session ever emulated a media feature: until then its pages keep the
+    /// engine's own `matchMedia` (no script of malo's in their world).
+    media_used: std::cell::Cell<bool>,
     /// The user agent set by `emulate` (`None`: the session's own, `own_user_agent`).
     user_agent: RefCell<Option<String>>,
     own_user_agent: Option<String>,
@@ -77,8 +81,10 @@ impl SessionEmulation {
             };
             media.color_scheme = Some(scheme.into());
         }
+        let media_used = media != Media::default();
         Rc::new(SessionEmulation {
             media: RefCell::new(media),
+            media_used: std::cell::Cell::new(media_used),
             user_agent: RefCell::default(),
             own_user_agent: identity.user_agent.clone(),
             credentials: RefCell::default(),
@@ -108,7 +114,9 @@ impl SessionEmulation {
                 }
             });
         }
-        self.install_media(&attached, view);
+        if self.media_used.get() {
+            self.install_media(&attached, view);
+        }
         self.install_clipboard(&attached, view);
         if let Some(user_agent) = self.user_agent.borrow().as_ref() {
             if let Some(settings) = WebViewExt::settings(view) {
@@ -137,10 +145,17 @@ impl SessionEmulation {
                 if *self.media.borrow() == before {
                     return Ok(Answer::Value(self.state()));
                 }
+                self.media_used.set(true);
                 for attached in self.views.borrow().iter() {
                     if let Some(view) = attached.view.upgrade() {
+                        let first = attached.media.borrow().is_none();
                         self.install_media(attached, &view);
-                        self.tell_media(&view);
+                        if first {
+                            // The documents open now have no media script yet.
+                            view.evaluate_javascript(&self.media_source(), None, None, None::<&webkit2gtk::gio::Cancellable>, |_| {});
+                        } else {
+                            self.tell_media(&view);
+                        }
                     }
                 }
             }
@@ -205,8 +220,7 @@ impl SessionEmulation {
 
     /// The media script for the view's next documents, with the state now.
     fn install_media(&self, attached: &Attached, view: &webkit2gtk::WebView) {
-        let source = MEDIA_SOURCE.replace("__MALO_MEDIA_CHANNEL__", &self.channel).replace("__MALO_MEDIA_STATE__", &self.media_state());
-        let script = UserScript::new(&source, UserContentInjectedFrames::AllFrames, UserScriptInjectionTime::Start, &[], &[]);
+        let script = UserScript::new(&self.media_source(), UserContentInjectedFrames::AllFrames, UserScriptInjectionTime::Start, &[], &[]);
         replace_script(view, &attached.media, script);
     }
 
@@ -220,6 +234,11 @@ impl SessionEmulation {
             json!(self.channel)
         );
         view.evaluate_javascript(&script, None, None, None::<&webkit2gtk::gio::Cancellable>, |_| {});
+    }
+
+    /// The media script with its channel and the state now.
+    fn media_source(&self) -> String {
+        MEDIA_SOURCE.replace("__MALO_MEDIA_CHANNEL__", &self.channel).replace("__MALO_MEDIA_STATE__", &self.media_state())
     }
 
     fn media_state(&self) -> String {
