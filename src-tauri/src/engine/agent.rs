@@ -36,6 +36,8 @@ agent_sections!(
     "login.js",
     "drag.js",
     "devtools.js",
+    "reader.js",
+    "element-reads.js",
     "operations-and-relay.js",
     "page-signals.js",
     "export.js",
@@ -93,6 +95,10 @@ agent_ops! {
     ScrollBy = "scroll_by" -> ScrollPosition,
     /// Read text, HTML, an attribute or a value.
     Extract = "extract" -> Value,
+    /// The main content as Markdown blocks (`read`).
+    ReadPage = "read_page" -> ReadAnswer,
+    /// One read or state of one element (`get`, `is`).
+    ElementRead = "element_read" -> ElementReadAnswer,
     /// The state of a selector or a text (wait_for, assert).
     Probe = "probe" -> ProbeState,
     /// Play an HTML5 drag and drop in the page.
@@ -354,6 +360,62 @@ pub struct Extract {
     pub max_chars: usize,
     /// Every match.
     pub all: bool,
+}
+
+/// `read_page`: the main content of the document, as Markdown blocks.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReadPage {}
+
+/// One block of what `read_page` read: a heading, a paragraph, a list item, a table row.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ReadBlock {
+    /// Its Markdown.
+    pub md: String,
+    /// It follows the block before it on the next line (a list item, a table row), not
+    /// after a blank line.
+    #[serde(default)]
+    pub tight: bool,
+    /// It opens what follows (a heading, a table's head): an answer does not end on it.
+    #[serde(default)]
+    pub opens: bool,
+    /// A table row's head block (its index), repeated when an answer starts at the row.
+    #[serde(default)]
+    pub head: Option<usize>,
+}
+
+/// What `read_page` answers.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ReadAnswer {
+    /// The document's URL.
+    pub url: String,
+    /// Its title.
+    pub title: String,
+    /// The content, in document order.
+    pub blocks: Vec<ReadBlock>,
+    /// Whether the agent stopped at its own cap of characters.
+    #[serde(default)]
+    pub cut: bool,
+}
+
+/// `element_read`: one read (`text`, `html`, `value`, `attr`, `styles`, `count`) or state
+/// (`visible`, `enabled`, `checked`) of an element.
+#[derive(Debug, Clone, Serialize)]
+pub struct ElementRead {
+    /// The element (for `count`, the selector whose matches are counted).
+    #[serde(flatten)]
+    pub target: ElementAddress,
+    /// What is read.
+    pub what: &'static str,
+    /// The attribute (`attr`) or the style property (`styles`).
+    pub name: Option<String>,
+}
+
+/// What `element_read` answers.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ElementReadAnswer {
+    /// The value read (a string, a number, a flag, an object of styles, or null).
+    #[serde(default)]
+    pub value: Value,
 }
 
 /// `probe`: the state of a selector or a text.

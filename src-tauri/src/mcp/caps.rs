@@ -27,7 +27,7 @@ pub enum Group {
     Person,
     /// More sessions than the connection's default one.
     Sessions,
-    /// Reading and comparing pages: diff.
+    /// Reading and comparing pages: read (the main content as Markdown), diff.
     Content,
     /// Emulation: media features, device presets, HTTP credentials, the session's clipboard.
     Emulation,
@@ -92,13 +92,17 @@ pub fn group_of(tool: &str) -> Option<Group> {
         }
         "mouse" | "observe" | "set_viewport" | "drag" => Group::Vision,
         "pdf" => Group::Pdf,
-        "diff" => Group::Content,
-        "login" | "watch" => Group::Person,
+        "read" | "diff" => Group::Content,
+        "login" | "watch" | "highlight" => Group::Person,
         "session_new" | "session_list" | "session_close" | "close" => Group::Sessions,
         "emulate" | "clipboard" => Group::Emulation,
         _ => Group::Devtools,
     })
 }
+
+/// Registry tools MCP never lists: one-line reads for the command line (`get`, `is`), whose
+/// agents over MCP have `extract`, `assert` and `evaluate`.
+pub const CLI_ONLY: [&str; 2] = ["get", "is"];
 
 /// Whether `group_of` names `tool` itself (rather than falling back to `devtools`).
 #[cfg(test)]
@@ -121,7 +125,7 @@ pub(super) fn named_explicitly(tool: &str) -> bool {
         "a11y",
         "vitals",
     ];
-    group_of(tool) != Some(Group::Devtools) || DEVTOOLS.contains(&tool)
+    group_of(tool) != Some(Group::Devtools) || DEVTOOLS.contains(&tool) || CLI_ONLY.contains(&tool)
 }
 
 /// The groups a connection has enabled.
@@ -162,7 +166,8 @@ impl Caps {
 
     /// Whether a tool (by its MCP name) is listed with these groups.
     pub fn lists(&self, tool: &str) -> bool {
-        group_of(tool).is_none_or(|group| self.0.contains(&group))
+        let cli_only = CLI_ONLY.contains(&tool.strip_prefix(super::PREFIX).unwrap_or(tool));
+        !cli_only && group_of(tool).is_none_or(|group| self.0.contains(&group))
     }
 
     /// Whether `group` is enabled.
@@ -205,6 +210,16 @@ mod tests {
         let mut growing = Caps::default();
         assert_eq!(growing.enable(["files", "files"]).unwrap(), vec![Group::Files]);
         assert_eq!(growing.enable(["files"]).unwrap(), Vec::<Group>::new());
+    }
+
+    #[test]
+    fn reading_is_its_own_group_and_the_command_lines_one_line_reads_are_never_listed() {
+        let content = Caps::parse("content").unwrap();
+        assert!(content.lists("browser_read") && !Caps::default().lists("browser_read"));
+        assert!(Caps::parse("person").unwrap().lists("browser_highlight"));
+        for cli_only in ["browser_get", "browser_is"] {
+            assert!(!Caps::all().lists(cli_only), "{cli_only}");
+        }
     }
 
     #[test]

@@ -170,7 +170,7 @@ impl<B: Backend> McpServer<B> {
     /// The error for a call to a tool this connection does not list: the group to enable,
     /// when the tool is in one.
     fn not_listed(&self, name: &str) -> Error {
-        let exists = self.catalogue.iter().any(|tool| name.strip_prefix(PREFIX) == Some(tool.name))
+        let exists = self.catalogue.iter().any(|tool| name.strip_prefix(PREFIX) == Some(tool.name) && !caps::CLI_ONLY.contains(&tool.name))
             || matches!(name, "browser_session_new" | "browser_session_list" | "browser_session_close");
         let message = match caps::group_of(name).filter(|_| exists) {
             Some(group) => format!(
@@ -366,7 +366,7 @@ fn shared_fields(registry: &Value, listed: &mut Value) {
 const ENABLE_CAPS_DESCRIPTION: &str = "Add tool groups to this connection; the tool list then grows. network (response bodies, \
      interception, HAR, headers, throttling), files (upload, downloads), state (cookies, storage, profiles, identity), vision \
      (mouse at x,y, drag, observe, viewport), pdf, devtools (evaluate, extract, assert, run_steps, events, hover, check, scroll, \
-     focus, a11y, vitals), person (a person logs in, watch), sessions (more sessions), content (diff), all.";
+     focus, a11y, vitals), person (a person logs in, watch, highlight), sessions (more sessions), content (read, diff), all.";
 
 fn enable_caps_schema() -> Value {
     let mut names: Vec<&str> = Group::ALL.into_iter().map(Group::name).collect();

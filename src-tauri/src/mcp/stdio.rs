@@ -24,7 +24,7 @@ pub struct McpArgs {
     #[arg(long)]
     pub agent_id: Option<String>,
     /// Tool groups to list beyond the core set, comma-separated: network, files, state,
-    /// vision, pdf, devtools, person, sessions, emulation, or all (default: `MALO_MCP_CAPS`, else
+    /// vision, pdf, devtools, person, sessions, content, emulation, or all (default: `MALO_MCP_CAPS`, else
     /// none; `browser_enable_caps` adds more while connected).
     #[arg(long, value_name = "GROUPS")]
     pub caps: Option<String>,

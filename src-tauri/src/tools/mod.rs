@@ -15,6 +15,7 @@ mod devtools;
 mod dialog;
 mod diff;
 mod downloads;
+mod element_reads;
 mod emulation;
 mod events;
 mod forms;
@@ -43,6 +44,7 @@ mod pointer;
 mod policy_gate;
 mod profiles;
 mod read;
+mod reader;
 mod request_lines;
 mod requests;
 mod run_steps;
@@ -494,6 +496,8 @@ impl ToolRegistry {
     pub fn standard() -> ToolRegistry {
         let mut tools = vec![navigate::tool(), history::tool(), snapshot::tool(), observe::tool(), screenshot::tool()];
         tools.extend(read::tools());
+        tools.push(reader::tool());
+        tools.extend(element_reads::tools());
         // The actions, in the order the catalogue has always listed them.
         tools.extend([
             pointer::click_tool(),

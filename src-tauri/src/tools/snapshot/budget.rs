@@ -9,21 +9,21 @@ use crate::error::{Error, Result};
 
 /// Where a part of a snapshot starts: given back as `next`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Cursor {
+pub(in crate::tools) struct Cursor {
     /// The index of the first item of the part.
-    pub(super) index: usize,
+    pub(in crate::tools) index: usize,
     /// The fingerprint of the item before it, the last one the previous part showed.
-    pub(super) anchor: u32,
+    pub(in crate::tools) anchor: u32,
 }
 
 impl Cursor {
     /// Its text: `540.1a2b3c4d`.
-    pub(super) fn encode(self) -> String {
+    pub(in crate::tools) fn encode(self) -> String {
         format!("{}.{:08x}", self.index, self.anchor)
     }
 
     /// Reads a cursor an answer gave.
-    pub(super) fn decode(text: &str) -> Result<Cursor> {
+    pub(in crate::tools) fn decode(text: &str) -> Result<Cursor> {
         let refused = || Error::bad_request(format!("next {text:?} is not a cursor; give the `next` of a truncated snapshot"));
         let (index, anchor) = text.trim().split_once('.').ok_or_else(refused)?;
         let index = index.parse::<usize>().ok().filter(|index| *index > 0).ok_or_else(refused)?;
@@ -36,7 +36,7 @@ impl Cursor {
 /// `cursor.index` should be the one the previous part ended with; if the page moved,
 /// the part starts after the nearest item with that fingerprint. `true` with the start
 /// when none has it (the page changed there): the part starts at the same index.
-pub(super) fn resume(fingerprints: &[u32], cursor: Cursor) -> (usize, bool) {
+pub(in crate::tools) fn resume(fingerprints: &[u32], cursor: Cursor) -> (usize, bool) {
     let expected = cursor.index - 1;
     if fingerprints.get(expected) == Some(&cursor.anchor) {
         return (cursor.index, false);
@@ -57,7 +57,7 @@ pub(super) fn resume(fingerprints: &[u32], cursor: Cursor) -> (usize, bool) {
 /// of their `costs` stays within `budget`. The first item is always taken, so that paging
 /// goes on whatever the budget. A part does not end on an item that only opens what
 /// follows (`opens`: a heading's or table's mark), unless that is all it could hold.
-pub(super) fn cut(costs: &[usize], from: usize, budget: usize, opens: impl Fn(usize) -> bool) -> usize {
+pub(in crate::tools) fn cut(costs: &[usize], from: usize, budget: usize, opens: impl Fn(usize) -> bool) -> usize {
     let mut spent = 0;
     let mut end = from;
     while end < costs.len() && (end == from || spent + costs[end] <= budget) {
@@ -77,7 +77,7 @@ pub(super) fn cut(costs: &[usize], from: usize, budget: usize, opens: impl Fn(us
 }
 
 /// A 32-bit FNV-1a hash: an item's fingerprint in cursors.
-pub(super) fn fingerprint(bytes: &[u8]) -> u32 {
+pub(in crate::tools) fn fingerprint(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0x811c_9dc5_u32, |hash, byte| (hash ^ u32::from(*byte)).wrapping_mul(0x0100_0193))
 }
 

@@ -7,12 +7,12 @@
 //! Optionally one element's subtree (`scope`), or only the changes since the previous
 //! snapshot. As JSON, or as compact text (a line per item) for model context.
 
-mod budget;
+pub(super) mod budget;
 mod capture;
 mod changes;
 mod part;
 mod render;
-mod tokens;
+pub(super) mod tokens;
 
 use std::collections::{BTreeMap, HashMap};
 

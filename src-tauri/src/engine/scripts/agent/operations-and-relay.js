@@ -3,6 +3,7 @@
 // child frame's agent, whose answer goes to Rust through the private message handler.
   // Every operation Rust may call (engine/agent.rs lists the same names, and a test holds it).
   const operations = { login_form: loginForm, login_state: loginState, snapshot, locate, frame_box: frameBox, frame_hit: frameHit,
+    read_page: readPage, element_read: elementRead,
     focus, fill, set_value: setValue, select, scroll_by: scrollBy, extract, probe, html5_drag: html5Drag,
     file_input: fileInput, open_file_chooser: openFileChooser, file_input_state: fileInputState, frame_of: frameOf, ax_tree: axTree };
 
