@@ -53,6 +53,7 @@ pub mod emulation;
 #[cfg(test)]
 pub(crate) mod fake;
 pub mod frames;
+pub mod highlight;
 pub mod identity;
 pub use malo_core::keys;
 pub mod main_thread;
@@ -356,6 +357,8 @@ pub enum TabRequest {
     Print(print::PrintJob),
     /// What a live view in a person's browser asks (see [`frames`]).
     Live(frames::LiveRequest),
+    /// Show, clear or report the outline drawn for a person (see [`highlight`]).
+    Highlight(highlight::HighlightRequest),
 }
 
 impl TabRequest {
@@ -378,6 +381,7 @@ impl TabRequest {
             TabRequest::Print(_) => "print",
             TabRequest::Live(frames::LiveRequest::Stream(_)) => "live_stream",
             TabRequest::Live(frames::LiveRequest::Input(_)) => "live_input",
+            TabRequest::Highlight(_) => "highlight",
         }
     }
 

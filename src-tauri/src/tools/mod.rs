@@ -19,6 +19,7 @@ mod element_reads;
 mod emulation;
 mod events;
 mod forms;
+mod highlight;
 mod history;
 mod identity;
 mod keys;
@@ -498,6 +499,7 @@ impl ToolRegistry {
         tools.extend(read::tools());
         tools.push(reader::tool());
         tools.extend(element_reads::tools());
+        tools.push(highlight::tool());
         // The actions, in the order the catalogue has always listed them.
         tools.extend([
             pointer::click_tool(),

@@ -102,6 +102,9 @@ pub(crate) struct ScreenshotInput {
     /// in `marks`.
     #[serde(default)]
     pub(crate) marks: bool,
+    /// Show the outline `highlight` draws for a person (left out otherwise).
+    #[serde(default)]
+    pub(crate) highlight: bool,
 }
 
 /// Output of `screenshot`.
@@ -424,6 +427,7 @@ async fn shoot(context: &ToolContext, input: &ScreenshotInput) -> Result<(Pictur
         None => capture_region(context, region, &at, transparent).await?,
     };
     let marked = if input.marks { Some(marks::elements(context, (at.scroll_x, at.scroll_y)).await?) } else { None };
+    let highlight = if input.highlight { super::highlight::current(context, (at.scroll_x, at.scroll_y)).await? } else { None };
     let plan = Plan {
         region,
         origin,
@@ -436,6 +440,7 @@ async fn shoot(context: &ToolContext, input: &ScreenshotInput) -> Result<(Pictur
             factor: (input.scale == ScreenshotScale::Css).then(|| 1.0 / at.device_pixel_ratio),
         },
         marks: marked,
+        highlight,
     };
     let captured = started.elapsed();
     let picture = tokio::task::spawn_blocking(move || render(frame, plan))
@@ -464,6 +469,8 @@ struct Plan {
     limits: FitLimits,
     /// Elements to mark, with their boxes in document CSS px.
     marks: Option<Vec<marks::Marked>>,
+    /// The outline `highlight` shows, in document CSS px, when asked.
+    highlight: Option<CssRect>,
 }
 
 /// An encoded picture.
@@ -487,6 +494,9 @@ fn render(frame: Frame, plan: Plan) -> Result<Picture> {
     let cropped = if whole { frame } else { imaging::crop(&frame, PixelRect { x: left, y: top, width, height })? };
     let mut picture = imaging::fit(cropped, plan.limits);
     let scale = picture.width as f64 / region.width;
+    if let Some(area) = plan.highlight {
+        super::highlight::draw_on(&mut picture, area, region, scale);
+    }
     let marks = plan.marks.map(|marked| marks::draw(&mut picture, &marked, region, scale));
     let bytes = imaging::encode(&picture, plan.format, plan.quality)?;
     Ok(Picture { bytes, width: picture.width, height: picture.height, scale, marks })
@@ -564,6 +574,7 @@ mod tests {
             quality: 80,
             limits: FitLimits { max_width, max_height: None, factor: None },
             marks: None,
+            highlight: None,
         };
         let right = render(frame.clone(), plan(CssRect { x: 100.0, y: 0.0, width: 50.0, height: 50.0 }, None)).unwrap();
         assert_eq!((right.width, right.height, right.scale), (100, 100, 2.0));

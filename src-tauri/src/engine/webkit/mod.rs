@@ -13,6 +13,7 @@ mod devtools;
 mod download;
 mod emulation;
 mod frames;
+mod highlight;
 mod identity;
 mod input;
 mod navigation;
@@ -549,6 +550,7 @@ async fn page_request(tab: &Rc<Tab>, request: TabRequest) -> Result<Answer> {
             Answer::Done
         }
         TabRequest::Live(request) => frames::handle(tab, request)?,
+        TabRequest::Highlight(request) => highlight::handle(tab, request)?,
     })
 }
 

@@ -128,6 +128,8 @@ pub(super) struct Tab {
     pub(super) identity: Rc<RefCell<crate::engine::identity::Identity>>,
     /// The live view's frame copying, while a person's browser shows the tab.
     pub(super) live: RefCell<Option<super::frames::Stream>>,
+    /// The outline `highlight` draws over the page, while shown.
+    pub(in crate::engine::webkit) highlight: super::highlight::Shown,
 }
 
 /// Scripts added for every new document, by id (so they can be removed).
@@ -261,6 +263,7 @@ impl Tab {
             print_turn: Arc::default(),
             identity: identity.clone(),
             live: RefCell::default(),
+            highlight: super::highlight::Shown::default(),
         };
         load::connect(&tab);
         policy::connect(&tab);
