@@ -6,6 +6,7 @@ mod harness;
 
 mod audits;
 mod cli;
+mod content;
 mod daemon;
 mod desktop;
 mod devtools;
