@@ -45,9 +45,7 @@ JSON. `--help` on any command lists its flags.
 4. Check: `malo assert --text \"Welcome\"` exits 1 when it fails; `{wait_for}` waits.
 5. After the page changes, snapshot again: old refs fail with `E_STALE_REF`.
 
-Read without a snapshot: `{read}` (main content as Markdown), `malo get text e7` (html,
-value, attr, title, url, count, box, styles), `malo is checked e7`, `{extract}`,
-`{evaluate}` (JavaScript).
+Read without a snapshot: `{extract}`, `{evaluate}` (JavaScript).
 What changed since the last look: `malo diff snapshot`, `malo diff screenshot`, `malo diff
 url A B`. Audits: `malo a11y` (axe-core), `malo vitals`.
 
@@ -60,7 +58,7 @@ upload with `{set_file_input}`.
 ## Asking a person
 For a login, a CAPTCHA or a QR code, do not guess: `malo login --mode watch` shows the page
 to the person and waits until they are done. Saved passwords: `malo login --mode password
---credential NAME` (you never see them). `{highlight}` outlines an element for them.
+--credential NAME` (you never see them).
 
 ## Errors
 A failure prints `E_CODE: message` on stderr and exits 1: `E_NOT_FOUND`, `E_STALE_REF`
@@ -70,7 +68,7 @@ A failure prints `E_CODE: message` on stderr and exits 1: `E_NOT_FOUND`, `E_STAL
 Several sessions: `malo session new`, then `-s <session>`. What the page loaded and
 logged: `malo requests`, `malo console`, `malo page-errors`.
 Over MCP (`malo mcp`) the core tools come first; groups add the rest: network, files,
-state, vision, pdf, devtools, person, sessions, content, or all (`--caps network,files`,
+state, vision, pdf, devtools, person, sessions, or all (`--caps network,files`,
 `MALO_MCP_CAPS`, or a core tool asked at run time).
 All commands: {others}.
 ",
@@ -84,8 +82,6 @@ All commands: {others}.
         hover = u("hover"),
         wait_for = u("wait_for"),
         extract = u("extract"),
-        read = u("read"),
-        highlight = u("highlight"),
         evaluate = u("evaluate"),
         tab_new = u("tab_new"),
         tab_select = u("tab_select"),
