@@ -18,8 +18,8 @@ use crate::error::{Error, ErrorCode, Result};
 action_input! {
     /// Input of `press`: without ref or selector, the focused element gets the key.
     PressInput aimed_at_element {
-        /// A key or a combination, in Playwright's `keyboard.press` grammar on a US layout: a
-        /// character (`a`, `A`, `+`), a key name (`Enter`, `Tab`, `Escape`, `ArrowDown`, `F5`,
+        /// A key or combination, e.g. `Enter`, `a`, `Control+A`. Playwright's `keyboard.press`
+        /// grammar on a US layout: a character (`a`, `A`, `+`), a key name (`Enter`, `Tab`, `Escape`, `ArrowDown`, `F5`,
         /// `KeyA`, `Digit1`, `Backquote`, `Numpad1`, `ShiftRight`, ...), or modifiers joined with
         /// `+` before it (`Control+A`, `Shift++`).
         #[schemars(length(min = 1))]

@@ -44,7 +44,7 @@ pub(crate) struct MouseInput {
     x: f64,
     /// CSS px from the viewport's top edge.
     y: f64,
-    /// `left` (default), `middle` or `right`; for down, up, click and double_click.
+    /// `left` (default), `middle` or `right`. For down, up, click and double_click.
     #[serde(default)]
     button: Option<MouseButton>,
     /// Wheel only: CSS px to scroll right (negative: left).

@@ -56,15 +56,16 @@ pub(crate) struct CssRect {
 #[derive(Debug, Default, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ScreenshotInput {
-    /// The whole document, below and right of the viewport too (fixed elements drawn once;
+    /// The whole document. Below and right of the viewport too (fixed elements drawn once;
     /// the scroll position does not change). At most 16384 CSS px each way (`truncated`).
     #[serde(default)]
     pub(crate) full_page: bool,
-    /// Only this element's border box (scrolled into view first when needed): a ref from
-    /// snapshot (e.g. e12), in any frame.
+    /// Only this element, by ref. Its border box (scrolled into view first when needed): a
+    /// ref from snapshot (e.g. e12), in any frame.
     #[serde(default, rename = "ref")]
     pub(crate) element_ref: Option<String>,
-    /// Only this element's border box: a CSS selector (` >>> ` pierces open shadow roots).
+    /// Only this element, by CSS selector. Its border box (` >>> ` pierces open shadow
+    /// roots).
     #[serde(default)]
     pub(crate) selector: Option<String>,
     /// With `selector`: the iframe (a selector in the main frame) to look for it in.
@@ -80,29 +81,29 @@ pub(crate) struct ScreenshotInput {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub(crate) quality: Option<u8>,
-    /// Downscale (keeping the aspect ratio) to at most this many pixels across.
+    /// Most pixels across. Downscaled keeping the aspect ratio.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub(crate) max_width: Option<u32>,
-    /// Downscale (keeping the aspect ratio) to at most this many pixels down.
+    /// Most pixels down. Downscaled keeping the aspect ratio.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub(crate) max_height: Option<u32>,
     /// `device` (default: device pixels) or `css` (one image pixel per CSS pixel).
     #[serde(default)]
     pub(crate) scale: ScreenshotScale,
-    /// Leave what the page does not paint transparent (PNG and WebP) instead of white.
+    /// Transparent, not white, where the page paints nothing. PNG and WebP only.
     #[serde(default)]
     pub(crate) omit_background: bool,
-    /// Write the picture to this file name in the session's artifacts/ and answer its path
-    /// instead of the bytes.
+    /// Save to this name in artifacts/ and answer the path. The bytes are then not in the
+    /// answer.
     #[serde(default)]
     pub(crate) path: Option<String>,
-    /// Draw every visible interactive element's ref over it (set-of-marks) and list them
-    /// in `marks`.
+    /// Draw interactive elements' refs on it, listed in `marks`. Set-of-marks: every
+    /// visible interactive element.
     #[serde(default)]
     pub(crate) marks: bool,
-    /// Show the outline `highlight` draws for a person (left out otherwise).
+    /// Show `highlight`'s outline. It is left out otherwise.
     #[serde(default)]
     pub(crate) highlight: bool,
 }
