@@ -5,6 +5,7 @@
 mod harness;
 
 mod audits;
+mod batch;
 mod cli;
 mod content;
 mod daemon;
@@ -17,10 +18,12 @@ mod files;
 mod headless;
 mod hostile;
 mod identity;
+mod init_scripts;
 mod interfaces;
 mod leaks;
 mod leases;
 mod live;
+mod locators;
 mod login;
 mod mcp_caps;
 mod network;

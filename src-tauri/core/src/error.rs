@@ -50,6 +50,8 @@ error_codes! {
     NoRoute => "E_NO_ROUTE", 404;
     /// No element matches the selector (or the option, the text).
     NotFound => "E_NOT_FOUND", 404;
+    /// A locator matched several elements where one is needed (`details.matches` lists them).
+    Ambiguous => "E_AMBIGUOUS", 409;
     /// The ref's element is gone from the page.
     StaleRef => "E_STALE_REF", 409;
     /// The element is not visible (hidden, zero-sized, or outside the page).

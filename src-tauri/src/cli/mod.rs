@@ -7,7 +7,9 @@
 //! command finds none, as `malo mcp` does. Also `malo skill` and `malo completions`.
 
 mod args;
+mod batch;
 mod credentials;
+mod find;
 mod output;
 mod policy;
 mod skill;
@@ -16,7 +18,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use self::output::Reader;
 use crate::client::{ensure_broker, LeaseClient, SavedLease, SessionOptions};
@@ -104,9 +106,19 @@ pub fn commands(registry: &ToolRegistry) -> Vec<Command> {
             .arg(Arg::new("shell").required(true).value_parser(clap::value_parser!(clap_complete::Shell))),
     ];
     for tool in registry.catalogue() {
-        commands.push(args::tool_command(&tool));
+        commands.push(tool_command(&tool));
     }
+    commands.push(batch::command());
     commands
+}
+
+/// A tool's subcommand: generated from its schema, but `find`'s, which reads a locator and
+/// an action word (`malo find role button --name Save click`).
+fn tool_command(tool: &ToolDescription) -> Command {
+    match tool.name {
+        "find" => find::command(tool),
+        _ => args::tool_command(tool),
+    }
 }
 
 /// [`commands`], or only the tool subcommand `first` (the command line's first word)
@@ -116,7 +128,7 @@ pub fn commands_for(registry: &ToolRegistry, first: Option<&str>) -> Vec<Command
         first.is_some_and(|word| word == tool.name || word == tool.name.replace('_', "-") || Some(word) == tool.presentation.cli_alias)
     };
     match registry.catalogue().into_iter().find(named) {
-        Some(tool) => vec![args::tool_command(&tool)],
+        Some(tool) => vec![tool_command(&tool)],
         None => commands(registry),
     }
 }
@@ -132,10 +144,10 @@ pub fn run(name: &str, matches: &ArgMatches, registry: &ToolRegistry, command_li
         _ => {}
     }
     let tool = registry.describe(&name.replace('-', "_"));
-    if !matches!(name, "lease" | "session") && tool.is_none() {
+    if !matches!(name, "lease" | "session" | "batch") && tool.is_none() {
         return None;
     }
-    Some(dispatch(name, matches, tool.as_ref()))
+    Some(dispatch(name, matches, tool.as_ref(), registry))
 }
 
 /// Completions of the whole command line for `shell`.
@@ -147,7 +159,7 @@ fn completions(matches: &ArgMatches, command_line: &Command) -> String {
     String::from_utf8_lossy(&written).trim_end().to_string()
 }
 
-fn dispatch(name: &str, matches: &ArgMatches, tool: Option<&ToolDescription>) -> Result<String> {
+fn dispatch(name: &str, matches: &ArgMatches, tool: Option<&ToolDescription>, registry: &ToolRegistry) -> Result<String> {
     let own = match name {
         "session" => matches.subcommand().map(|(_, sub)| sub).unwrap_or(matches),
         _ => matches,
@@ -165,7 +177,7 @@ fn dispatch(name: &str, matches: &ArgMatches, tool: Option<&ToolDescription>) ->
         // runs: one request, no broker round trips.
         let saved = load(&data_dir);
         if let Some(lease) = resumable(&data_dir, &saved) {
-            match call_tool(&lease, tool, matches, reader) {
+            match call_tool(&lease, registry, tool, matches, reader) {
                 Err(error) if stale(&error) => {}
                 printed => {
                     save(&data_dir, &lease, saved.broker_pid, Some(&saved))?;
@@ -174,8 +186,20 @@ fn dispatch(name: &str, matches: &ArgMatches, tool: Option<&ToolDescription>) ->
             }
         }
         let (lease, pid) = connect(&data_dir)?;
-        let printed = call_tool(&lease, tool, matches, reader);
+        let printed = call_tool(&lease, registry, tool, matches, reader);
         save(&data_dir, &lease, Some(pid), None)?;
+        return printed;
+    }
+    if name == "batch" {
+        // The daemon is found once, and one lease client (one kept-alive connection)
+        // serves every command of the batch.
+        let saved = load(&data_dir);
+        let (lease, pid) = match resumable(&data_dir, &saved).filter(|lease| lease.list_sessions().is_ok()) {
+            Some(lease) => (lease, saved.broker_pid),
+            None => connect(&data_dir).map(|(lease, pid)| (lease, Some(pid)))?,
+        };
+        let printed = batch::run(&lease, registry, matches);
+        save(&data_dir, &lease, pid, None)?;
         return printed;
     }
     let (lease, pid) = connect(&data_dir)?;
@@ -200,7 +224,20 @@ fn dispatch(name: &str, matches: &ArgMatches, tool: Option<&ToolDescription>) ->
 
 /// Runs one tool on the session the command names, else on the CLI's default session
 /// (opened now when there is none, except for a call that would only end it).
-fn call_tool(lease: &LeaseClient, tool: &ToolDescription, matches: &ArgMatches, reader: Reader) -> Result<String> {
+fn call_tool(lease: &LeaseClient, registry: &ToolRegistry, tool: &ToolDescription, matches: &ArgMatches, reader: Reader) -> Result<String> {
+    let (tool, input) = tool_call(registry, tool, matches, reader)?;
+    let named = matches.get_one::<String>("session").cloned();
+    let output = run_tool(lease, &tool, &input, named.as_deref())?;
+    let file = matches.try_get_one::<String>(OUTPUT_ARG).ok().flatten().map(Path::new);
+    reader.tool_result(&tool, output.flattened(), file)
+}
+
+/// The tool a command line calls (`find` with an action word calls the action's) and its
+/// input, from the command's flags and positional words.
+fn tool_call(registry: &ToolRegistry, tool: &ToolDescription, matches: &ArgMatches, reader: Reader) -> Result<(ToolDescription, Value)> {
+    if tool.name == "find" {
+        return find::call(registry, matches);
+    }
     let mut input = args::tool_input(&tool.input_schema, tool.presentation.positional, matches)?;
     args::absolute_paths(tool.presentation.local_paths, &mut input)?;
     if let Some(fields) = input.as_object_mut().filter(|_| reader == Reader::Text) {
@@ -210,29 +247,38 @@ fn call_tool(lease: &LeaseClient, tool: &ToolDescription, matches: &ArgMatches, 
     if let Some(fields) = input.as_object_mut() {
         crate::tools::apply_current_page(&tool.presentation, fields);
     }
+    // `malo init-script remove 3`: the word after `remove` is the script's id.
+    if tool.name == "init_script" && input["action"] == "remove" && input.get("id").is_none() {
+        if let Some(word) = input.as_object_mut().and_then(|fields| fields.remove("path")) {
+            input["id"] = word;
+        }
+    }
+    Ok((tool.clone(), input))
+}
+
+/// Calls `tool` with `input` on session `named`, else on the CLI's default session (opened
+/// now when there is none, except for a call that would only end it).
+fn run_tool(lease: &LeaseClient, tool: &ToolDescription, input: &Value, named: Option<&str>) -> Result<crate::tools::ToolOutput> {
     let spec = SessionOptions::default().spec(DEFAULT_SESSION_NAME);
-    let named = matches.get_one::<String>("session").cloned();
     let open = !tool.presentation.ends_session;
-    let (session, opened) = match &named {
-        Some(session) => (session.clone(), false),
+    let (session, opened) = match named {
+        Some(session) => (session.to_string(), false),
         None => lease.default_session(&spec, open)?,
     };
     if opened {
         announce(&session, None);
     }
-    let output = match lease.call_tool(&session, tool.name, &input) {
+    match lease.call_tool(&session, tool.name, input) {
         // The default session went away (closed when idle, or the daemon restarted): a
         // new one takes its place, and the person is told.
         Err(error) if error.code == ErrorCode::SessionNotFound && named.is_none() && !opened && open => {
             lease.forget_session(&session);
             let (fresh, _) = lease.default_session(&spec, true)?;
             announce(&fresh, Some(&session));
-            lease.call_tool(&fresh, tool.name, &input)?
+            lease.call_tool(&fresh, tool.name, input)
         }
-        other => other?,
-    };
-    let file = matches.try_get_one::<String>(OUTPUT_ARG).ok().flatten().map(Path::new);
-    reader.tool_result(tool, output.flattened(), file)
+        other => other,
+    }
 }
 
 /// Says on stderr that the CLI opened its default session (once: on the run that opens it).

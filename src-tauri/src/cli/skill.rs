@@ -66,9 +66,11 @@ A failure prints `E_CODE: message` on stderr and exits 1: `E_NOT_FOUND`, `E_STAL
 
 ## More
 Several sessions: `malo session new`, then `-s <session>`. What the page loaded and
-logged: `malo requests`, `malo console`, `malo page-errors`.
+logged: `malo requests`, `malo console`, `malo page-errors`. By meaning, not refs:
+`malo find role button --name Save click`, `malo find label Email fill me@x.test`.
+Many commands, one process: `malo batch` (a command per stdin line; JSON lines, `--bail`).
 Over MCP (`malo mcp`) the core tools come first; groups add the rest: network, files,
-state, vision, pdf, devtools, person, sessions, or all (`--caps network,files`,
+state, vision, pdf, devtools, person, sessions, content, or all (`--caps network,files`,
 `MALO_MCP_CAPS`, or a core tool asked at run time).
 All commands: {others}.
 ",

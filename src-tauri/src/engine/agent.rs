@@ -38,6 +38,7 @@ agent_sections!(
     "devtools.js",
     "reader.js",
     "element-reads.js",
+    "find.js",
     "operations-and-relay.js",
     "page-signals.js",
     "export.js",
@@ -117,6 +118,8 @@ agent_ops! {
     FrameOf = "frame_of" -> FrameId,
     /// The accessibility tree in Chrome's shape (for the DevTools endpoint).
     AxTree = "ax_tree" -> AxTreeAnswer,
+    /// Elements by role and name, text, label, placeholder, alt, title or test id.
+    Find = "find" -> Found,
 }
 
 /// A request to the page agent: its operation, its arguments (this value, serialised)
@@ -624,6 +627,55 @@ pub struct AxTreeAnswer {
     /// Whether `max_nodes` cut it short.
     #[serde(default)]
     pub truncated: bool,
+}
+
+/// `find`: the elements of a document a locator matches, and its child frames.
+#[derive(Debug, Clone, Serialize)]
+pub struct Find {
+    /// `role`, `text`, `label`, `placeholder`, `alt`, `title` or `testid`.
+    pub by: &'static str,
+    /// The role, text, label, ... looked for.
+    pub value: String,
+    /// With `role`: the accessible name looked for.
+    pub name: Option<String>,
+    /// Whole text, case-sensitive (else a part of it, in any case).
+    pub exact: bool,
+    /// Matches described at most (the rest are counted).
+    pub limit: usize,
+}
+
+/// What `find` saw in one document.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Found {
+    /// Matches and child frames, in document order.
+    #[serde(default)]
+    pub items: Vec<FoundItem>,
+    /// Matches in this document (beyond `limit` too).
+    #[serde(default)]
+    pub count: usize,
+}
+
+/// A match (`ref`, `role`, `name`, `visible`) or a child frame (`frame`).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct FoundItem {
+    /// A match's ref.
+    #[serde(rename = "ref", default)]
+    pub element_ref: Option<u64>,
+    /// Its role (or tag name).
+    #[serde(default)]
+    pub role: String,
+    /// Its accessible name.
+    #[serde(default)]
+    pub name: String,
+    /// Whether it is visible.
+    #[serde(default)]
+    pub visible: bool,
+    /// It matched the whole text (in any case), not only a part of it.
+    #[serde(default)]
+    pub whole: bool,
+    /// A child frame's id in this document.
+    #[serde(default)]
+    pub frame: Option<u32>,
 }
 
 #[cfg(test)]

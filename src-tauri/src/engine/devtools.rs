@@ -154,6 +154,10 @@ pub enum DevtoolsRequest {
     AddDocumentScript { world: World, source: String, all_frames: bool },
     /// Removes a script added with `AddDocumentScript`.
     RemoveDocumentScript { id: u64 },
+    /// Makes the tab's init scripts (in the page's world, every frame) these, the ones its
+    /// session lists now (`state::init_scripts`, the `init_script` tool): adds the new,
+    /// removes the others; the next document runs them.
+    SyncInitScripts { scripts: Vec<crate::state::init_scripts::InitScript> },
     /// Starts a load and answers when it committed, failed or became a download (the load
     /// itself goes on).
     Load { target: LoadTarget, timeout: Duration },
@@ -174,6 +178,7 @@ impl DevtoolsRequest {
             DevtoolsRequest::Runtime { .. } => "devtools_runtime",
             DevtoolsRequest::AddDocumentScript { .. } => "devtools_add_script",
             DevtoolsRequest::RemoveDocumentScript { .. } => "devtools_remove_script",
+            DevtoolsRequest::SyncInitScripts { .. } => "init_scripts",
             DevtoolsRequest::Load { .. } => "devtools_load",
             DevtoolsRequest::History => "devtools_history",
             DevtoolsRequest::SetViewport { .. } => "devtools_viewport",

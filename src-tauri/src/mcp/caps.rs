@@ -27,7 +27,8 @@ pub enum Group {
     Person,
     /// More sessions than the connection's default one.
     Sessions,
-    /// Reading and comparing pages: read (the main content as Markdown), diff.
+    /// Reading and comparing pages: read (the main content as Markdown), diff, and elements
+    /// found by role, name, text or label (find).
     Content,
     /// Emulation: media features, device presets, HTTP credentials, the session's clipboard.
     Emulation,
@@ -92,7 +93,7 @@ pub fn group_of(tool: &str) -> Option<Group> {
         }
         "mouse" | "observe" | "set_viewport" | "drag" => Group::Vision,
         "pdf" => Group::Pdf,
-        "read" | "diff" => Group::Content,
+        "read" | "diff" | "find" => Group::Content,
         "login" | "watch" | "highlight" => Group::Person,
         "session_new" | "session_list" | "session_close" | "close" => Group::Sessions,
         "emulate" | "clipboard" => Group::Emulation,
@@ -107,7 +108,7 @@ pub const CLI_ONLY: [&str; 2] = ["get", "is"];
 /// Whether `group_of` names `tool` itself (rather than falling back to `devtools`).
 #[cfg(test)]
 pub(super) fn named_explicitly(tool: &str) -> bool {
-    const DEVTOOLS: [&str; 16] = [
+    const DEVTOOLS: [&str; 17] = [
         "evaluate",
         "extract",
         "run_steps",
@@ -124,6 +125,7 @@ pub(super) fn named_explicitly(tool: &str) -> bool {
         "sleep",
         "a11y",
         "vitals",
+        "init_script",
     ];
     group_of(tool) != Some(Group::Devtools) || DEVTOOLS.contains(&tool) || CLI_ONLY.contains(&tool)
 }

@@ -333,10 +333,11 @@ fn shape(presentation: &crate::tools::Presentation, mut result: Value, input: &M
 
 /// The fields many tools share, said once (the server's instructions say what they mean):
 /// an action's target (`ref`, `selector`, `x`, `y`) and waits (`settle_ms`, `timeout_ms`),
-/// and a page tool's `tab`, which MCP leaves out (`browser_tab_select` chooses the tab page
-/// tools act on; a `tab` given is still taken). Each only where the registry's field is
+/// and a page tool's `tab` and an action's `locator`, which MCP leaves out
+/// (`browser_tab_select` chooses the tab page tools act on; `browser_find`'s description
+/// says actions take a locator; either given is still taken). Each only where the registry's field is
 /// the shared one, as its description tells.
-const SHARED_FIELDS: [(&str, &str, Option<&str>); 7] = [
+const SHARED_FIELDS: [(&str, &str, Option<&str>); 8] = [
     ("ref", "The element: a ref", Some("Ref from browser_snapshot.")),
     ("selector", "The element: a CSS selector", Some("Or a CSS selector.")),
     ("x", "Or a point in the viewport", None),
@@ -344,6 +345,7 @@ const SHARED_FIELDS: [(&str, &str, Option<&str>); 7] = [
     ("settle_ms", "Upper bound in ms for waiting for what the action caused", None),
     ("timeout_ms", "How long to wait for the element to be actionable", None),
     ("tab", "The tab to act on", None),
+    ("locator", "The element: a locator", None),
 ];
 
 fn shared_fields(registry: &Value, listed: &mut Value) {
@@ -351,8 +353,8 @@ fn shared_fields(registry: &Value, listed: &mut Value) {
         let shared = registry[field]["description"].as_str().is_some_and(|description| description.starts_with(said));
         let Some(listed_field) = listed.get_mut(field).filter(|_| shared) else { continue };
         match (field, short) {
-            ("tab", _) => {
-                listed.as_object_mut().map(|fields| fields.remove("tab"));
+            ("tab" | "locator", _) => {
+                listed.as_object_mut().map(|fields| fields.remove(field));
             }
             (_, Some(short)) => listed_field["description"] = json!(short),
             (_, None) => {
@@ -366,7 +368,7 @@ fn shared_fields(registry: &Value, listed: &mut Value) {
 const ENABLE_CAPS_DESCRIPTION: &str = "Add tool groups to this connection; the tool list then grows. network (response bodies, \
      interception, HAR, headers, throttling), files (upload, downloads), state (cookies, storage, profiles, identity), vision \
      (mouse at x,y, drag, observe, viewport), pdf, devtools (evaluate, extract, assert, run_steps, events, hover, check, scroll, \
-     focus, a11y, vitals), person (a person logs in, watch, highlight), sessions (more sessions), content (read, diff), all.";
+     focus, a11y, vitals), person (a person logs in, watch, highlight), sessions (more sessions), content (read, diff, find), all.";
 
 fn enable_caps_schema() -> Value {
     let mut names: Vec<&str> = Group::ALL.into_iter().map(Group::name).collect();

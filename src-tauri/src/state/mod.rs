@@ -6,6 +6,7 @@
 
 pub mod console;
 pub mod downloads;
+pub mod init_scripts;
 pub mod signals;
 pub mod tabs;
 

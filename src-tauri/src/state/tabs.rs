@@ -261,6 +261,8 @@ pub struct Tabs {
     viewport: (u32, u32),
     /// Headers every request of the session's tabs carries.
     request_headers: crate::network::SessionHeaders,
+    /// Scripts every new document of the session's tabs runs first (`init_script`).
+    init_scripts: super::init_scripts::InitScripts,
 }
 
 #[derive(Debug, Default)]
@@ -294,7 +296,13 @@ impl Tabs {
             changes: super::signals::channel(),
             viewport,
             request_headers: Default::default(),
+            init_scripts: Default::default(),
         }
+    }
+
+    /// The session's init scripts (`init_script`).
+    pub fn init_scripts(&self) -> &super::init_scripts::InitScripts {
+        &self.init_scripts
     }
 
     /// The session's response capture.

@@ -70,13 +70,20 @@ macro_rules! action_input {
                 /// The element: a CSS selector (` >>> ` pierces open shadow roots).
                 #[serde(default)]
                 selector: Option<String>,
+                /// The element: a locator, as `find` takes it (`{"role": "button", "name": "Save"}`).
+                #[serde(default)]
+                locator: Option<$crate::tools::find::Locator>,
             }
         }
 
         impl $name {
-            /// The element the input names (neither `ref` nor `selector` when none is given).
+            /// The element the input names (none of `ref`, `selector`, `locator` when none is given).
             fn element(&self) -> $crate::tools::targeting::ElementTarget {
-                $crate::tools::targeting::ElementTarget { element_ref: self.element_ref.clone(), selector: self.selector.clone() }
+                $crate::tools::targeting::ElementTarget {
+                    element_ref: self.element_ref.clone(),
+                    selector: self.selector.clone(),
+                    locator: self.locator.clone(),
+                }
             }
         }
     };

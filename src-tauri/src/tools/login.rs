@@ -346,7 +346,7 @@ impl Drop for RevokeLive<'_> {
 }
 
 fn reference(number: u64) -> ElementTarget {
-    ElementTarget { element_ref: Some(format!("e{number}")), selector: None }
+    ElementTarget { element_ref: Some(format!("e{number}")), ..ElementTarget::default() }
 }
 
 async fn fill(context: &ToolContext, field: u64, text: &str) -> Result<()> {

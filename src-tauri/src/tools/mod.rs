@@ -18,10 +18,12 @@ mod downloads;
 mod element_reads;
 mod emulation;
 mod events;
+mod find;
 mod forms;
 mod highlight;
 mod history;
 mod identity;
+mod init_script;
 mod keys;
 mod lean;
 mod limits;
@@ -540,6 +542,7 @@ impl ToolRegistry {
         tools.extend([profiles::clone_tool(), viewport::tool()]);
         tools.extend([diff::tool(), a11y::tool(), vitals::tool()]);
         tools.extend(emulation::tools());
+        tools.extend([find::tool(), init_script::tool()]);
         ToolRegistry { tools }
     }
 

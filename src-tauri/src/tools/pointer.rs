@@ -85,6 +85,9 @@ pub(crate) struct DragEnd {
     /// The element: a CSS selector (` >>> ` pierces open shadow roots).
     #[serde(default)]
     selector: Option<String>,
+    /// The element: a locator, as `find` takes it.
+    #[serde(default)]
+    locator: Option<super::find::Locator>,
     /// Or a point (CSS px), with `y`.
     #[serde(default)]
     x: Option<f64>,
@@ -96,7 +99,7 @@ pub(crate) struct DragEnd {
 impl DragEnd {
     /// The element this end names, if any.
     fn element(&self) -> ElementTarget {
-        ElementTarget { element_ref: self.element_ref.clone(), selector: self.selector.clone() }
+        ElementTarget { element_ref: self.element_ref.clone(), selector: self.selector.clone(), locator: self.locator.clone() }
     }
 }
 

@@ -211,7 +211,7 @@ enum Subject {
 
 /// Checks the input's combinations (each refusal names its field) and says what to show.
 fn subject(input: &ScreenshotInput) -> Result<Subject> {
-    let element = ElementTarget { element_ref: input.element_ref.clone(), selector: input.selector.clone() };
+    let element = ElementTarget { element_ref: input.element_ref.clone(), selector: input.selector.clone(), locator: None };
     if input.element_ref.is_some() && input.selector.is_some() {
         return Err(Error::bad_request("ref, selector: give one of them, not both"));
     }

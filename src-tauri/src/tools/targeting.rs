@@ -25,12 +25,15 @@ pub(crate) struct ElementTarget {
     /// The element: a CSS selector (` >>> ` pierces open shadow roots).
     #[serde(default)]
     pub(crate) selector: Option<String>,
+    /// The element: a locator, as `find` takes it (`{"role": "button", "name": "Save"}`).
+    #[serde(default)]
+    pub(crate) locator: Option<super::find::Locator>,
 }
 
 impl ElementTarget {
     /// Whether anything was given.
     pub(crate) fn is_given(&self) -> bool {
-        self.element_ref.is_some() || self.selector.is_some()
+        self.element_ref.is_some() || self.selector.is_some() || self.locator.is_some()
     }
 }
 
@@ -141,7 +144,17 @@ async fn locate_at(
     scroll: bool,
     stable: bool,
 ) -> Result<Located> {
+    if target.locator.is_some() && (target.element_ref.is_some() || target.selector.is_some()) {
+        let field = if target.element_ref.is_some() { "ref" } else { "selector" };
+        return Err(Error::bad_request(format!("{field}: give a ref, a selector or a locator, one of them"))
+            .with_details(json!({ "field": field })));
+    }
     let (frame, address) = match (&target.element_ref, &target.selector) {
+        _ if target.locator.is_some() => {
+            let locator = target.locator.as_ref().expect("a locator");
+            let (frame, number) = super::find::one(context, locator).await?;
+            (frame, ElementAddress::by_ref(number))
+        }
         (Some(element_ref), _) => {
             let number = parse_ref(element_ref)?;
             let frame = context.tab()?.refs.lock().expect("ref table poisoned").frame_of.get(&number).cloned().unwrap_or_default();
@@ -150,7 +163,7 @@ async fn locate_at(
         (None, Some(selector)) => {
             (selector_frame.unwrap_or_default(), ElementAddress { element_ref: None, selector: Some(selector.clone()) })
         }
-        (None, None) => return Err(Error::bad_request("give a ref (from snapshot) or a selector")),
+        (None, None) => return Err(Error::bad_request("give a ref (from snapshot), a selector or a locator")),
     };
     // Where each frame's content starts, in its parent's viewport.
     let mut offsets = Vec::with_capacity(frame.len());
@@ -275,6 +288,6 @@ pub(crate) async fn point_or_element(
             let located = actionable(context, element, needs, timeout).await?;
             Ok((located.x, located.y, AimedAt::Element(located.summary())))
         }
-        _ => Err(Error::bad_request("give either a ref, a selector, or both x and y")),
+        _ => Err(Error::bad_request("give either a ref, a selector, a locator, or both x and y")),
     }
 }

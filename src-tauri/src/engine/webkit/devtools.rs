@@ -11,6 +11,7 @@ use super::tab::Tab;
 use crate::engine::devtools::{DevtoolsRequest, HistoryEntry, LoadBegun, LoadTarget, RuntimeOp, World, RUNTIME_SOURCE};
 use crate::engine::Answer;
 use crate::error::{Error, ErrorCode, Result};
+use crate::state::init_scripts::InitScript;
 use crate::state::TabSignal;
 
 /// Carries out one DevTools request on `tab`.
@@ -24,6 +25,11 @@ pub(super) async fn handle(tab: &Tab, request: DevtoolsRequest) -> Result<Answer
         }
         DevtoolsRequest::RemoveDocumentScript { id } => {
             remove_document_script(tab, id);
+            Answer::Done
+        }
+        DevtoolsRequest::SyncInitScripts { scripts } => {
+            tab.ensure_alive()?;
+            sync_init_scripts(tab, scripts);
             Answer::Done
         }
         DevtoolsRequest::Load { target, timeout } => Answer::Value(json!(load(tab, target, timeout).await?)),
@@ -166,6 +172,29 @@ fn remove_document_script(tab: &Tab, id: u64) {
     };
     if let (Some((_, script)), Some(content)) = (removed, tab.view.user_content_manager()) {
         content.remove_script(&script);
+    }
+}
+
+/// Makes the tab's init scripts those its session lists now: scripts no longer listed
+/// are removed, new ones added (after those kept, so they run in the order added).
+pub(in crate::engine::webkit) fn sync_init_scripts(tab: &Tab, listed: Vec<InitScript>) {
+    let Some(content) = tab.view.user_content_manager() else { return };
+    let mut installed = tab.document_scripts.init.borrow_mut();
+    installed.retain(|(id, script)| {
+        let kept = listed.iter().any(|listed| listed.id == *id);
+        if !kept {
+            content.remove_script(script);
+        }
+        kept
+    });
+    for listed in listed {
+        if installed.iter().any(|(id, _)| *id == listed.id) {
+            continue;
+        }
+        let frames = webkit2gtk::UserContentInjectedFrames::AllFrames;
+        let script = UserScript::new(&listed.source, frames, webkit2gtk::UserScriptInjectionTime::Start, &[], &[]);
+        content.add_script(&script);
+        installed.push((listed.id, script));
     }
 }
 

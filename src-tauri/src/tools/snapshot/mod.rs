@@ -193,9 +193,9 @@ pub(super) fn tool() -> Tool {
             let cursor = input.next.as_deref().map(Cursor::decode).transpose()?;
             let scope = input.scope.as_deref().map(|scope| {
                 let target = if is_ref(scope) {
-                    ElementTarget { element_ref: Some(scope.to_string()), selector: None }
+                    ElementTarget { element_ref: Some(scope.to_string()), ..ElementTarget::default() }
                 } else {
-                    ElementTarget { element_ref: None, selector: Some(scope.to_string()) }
+                    ElementTarget { selector: Some(scope.to_string()), ..ElementTarget::default() }
                 };
                 (target, input.frame_selector.clone())
             });

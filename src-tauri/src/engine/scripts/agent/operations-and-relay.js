@@ -5,7 +5,7 @@
   const operations = { login_form: loginForm, login_state: loginState, snapshot, locate, frame_box: frameBox, frame_hit: frameHit,
     read_page: readPage, element_read: elementRead,
     focus, fill, set_value: setValue, select, scroll_by: scrollBy, extract, probe, html5_drag: html5Drag,
-    file_input: fileInput, open_file_chooser: openFileChooser, file_input_state: fileInputState, frame_of: frameOf, ax_tree: axTree };
+    file_input: fileInput, open_file_chooser: openFileChooser, file_input_state: fileInputState, frame_of: frameOf, ax_tree: axTree, find };
 
   function handle(op, args) {
     const operation = operations[op];

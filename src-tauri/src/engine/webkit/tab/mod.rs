@@ -137,6 +137,8 @@ pub(super) struct Tab {
 pub(in crate::engine::webkit) struct DocumentScripts {
     pub(in crate::engine::webkit) next_id: Cell<u64>,
     pub(in crate::engine::webkit) scripts: RefCell<Vec<(u64, webkit2gtk::UserScript)>>,
+    /// The session's init scripts installed in this tab, by their session id.
+    pub(in crate::engine::webkit) init: RefCell<Vec<(u64, webkit2gtk::UserScript)>>,
 }
 
 /// A file input just clicked (by a person, a label or the page's own `input.click()`), as
@@ -265,6 +267,8 @@ impl Tab {
             live: RefCell::default(),
             highlight: super::highlight::Shown::default(),
         };
+        // The session's init scripts, before the tab's first document (a popup's too).
+        super::devtools::sync_init_scripts(&tab, spec.tabs.init_scripts().list());
         load::connect(&tab);
         policy::connect(&tab);
         dialogs::connect(&tab);
