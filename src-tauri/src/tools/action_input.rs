@@ -82,7 +82,7 @@ macro_rules! action_input {
                 $crate::tools::targeting::ElementTarget {
                     element_ref: self.element_ref.clone(),
                     selector: self.selector.clone(),
-                    locator: self.locator.clone(),
+                    locator: self.locator.clone().map(Box::new),
                 }
             }
         }

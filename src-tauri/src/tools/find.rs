@@ -94,7 +94,12 @@ impl Locator {
                 ))
                 .with_details(json!({ "field": field })));
             }
-            [_, second, ..] => return Err(refused(second.0, format!("give one of role, text, label, placeholder, alt, title, testid, not {} and {}", given[0].0, second.0))),
+            [_, second, ..] => {
+                return Err(refused(
+                    second.0,
+                    format!("give one of role, text, label, placeholder, alt, title, testid, not {} and {}", given[0].0, second.0),
+                ))
+            }
         };
         if value.trim().is_empty() {
             return Err(refused(kind, "is empty".into()));
@@ -161,8 +166,7 @@ pub(super) fn tool() -> Tool {
 /// Every match of `locator` (with `nth`, that one), in document order across frames.
 pub(crate) async fn find(context: &ToolContext, locator: &Locator, prefix: &str) -> Result<FindOutput> {
     let (kind, value) = locator.kind(prefix)?;
-    let request =
-        Find { by: kind, value: value.to_string(), name: locator.name.clone(), exact: locator.exact, limit: MAX_MATCHES };
+    let request = Find { by: kind, value: value.to_string(), name: locator.name.clone(), exact: locator.exact, limit: MAX_MATCHES };
     let mut walker = FrameWalker { context, request: &request, entered: 0, count: 0, matches: Vec::new() };
     walker.read(Vec::new()).await?;
     let FrameWalker { mut count, matches, .. } = walker;
@@ -170,8 +174,7 @@ pub(crate) async fn find(context: &ToolContext, locator: &Locator, prefix: &str)
     // show the whole of it (in any case), those are the ones meant: `Save` is the button
     // "Save", not "Save draft" too.
     let any_whole = matches.iter().any(|(_, whole)| *whole);
-    let mut matches: Vec<FoundElement> =
-        matches.into_iter().filter(|(_, whole)| *whole || !any_whole).map(|(found, _)| found).collect();
+    let mut matches: Vec<FoundElement> = matches.into_iter().filter(|(_, whole)| *whole || !any_whole).map(|(found, _)| found).collect();
     if any_whole {
         count = count.min(matches.len());
     }
@@ -196,7 +199,9 @@ pub(crate) async fn one(context: &ToolContext, locator: &Locator) -> Result<(Vec
         }
         [] => {
             let message = match locator.nth {
-                Some(nth) if found.count > 0 => format!("the locator {} matches {} elements: there is no nth {nth}", locator.describe(), found.count),
+                Some(nth) if found.count > 0 => {
+                    format!("the locator {} matches {} elements: there is no nth {nth}", locator.describe(), found.count)
+                }
                 _ => format!("no element matches the locator {}", locator.describe()),
             };
             Err(Error::new(ErrorCode::NotFound, message).with_details(json!({ "locator": locator.describe(), "count": found.count })))
@@ -257,8 +262,13 @@ impl FrameWalker<'_> {
                 if !path.is_empty() {
                     self.context.tab()?.refs.lock().expect("ref table poisoned").frame_of.insert(number, path.clone());
                 }
-                let found =
-                    FoundElement { element_ref: format!("e{number}"), role: item.role, name: item.name, frame: label.clone(), visible: item.visible };
+                let found = FoundElement {
+                    element_ref: format!("e{number}"),
+                    role: item.role,
+                    name: item.name,
+                    frame: label.clone(),
+                    visible: item.visible,
+                };
                 self.matches.push((found, item.whole));
             }
             Ok(())

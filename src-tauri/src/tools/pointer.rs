@@ -99,7 +99,11 @@ pub(crate) struct DragEnd {
 impl DragEnd {
     /// The element this end names, if any.
     fn element(&self) -> ElementTarget {
-        ElementTarget { element_ref: self.element_ref.clone(), selector: self.selector.clone(), locator: self.locator.clone() }
+        ElementTarget {
+            element_ref: self.element_ref.clone(),
+            selector: self.selector.clone(),
+            locator: self.locator.clone().map(Box::new),
+        }
     }
 }
 

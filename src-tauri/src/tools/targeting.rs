@@ -27,7 +27,7 @@ pub(crate) struct ElementTarget {
     pub(crate) selector: Option<String>,
     /// The element: a locator, as `find` takes it (`{"role": "button", "name": "Save"}`).
     #[serde(default)]
-    pub(crate) locator: Option<super::find::Locator>,
+    pub(crate) locator: Option<Box<super::find::Locator>>,
 }
 
 impl ElementTarget {
