@@ -43,15 +43,20 @@ pub(super) fn command(tool: &ToolDescription) -> Command {
         .arg(Arg::new("kind").required(true).value_parser(KINDS).help("What names the element"))
         .arg(Arg::new("value").required(true).help("The role, text, label, placeholder, alt, title or test id"))
         .arg(
-            Arg::new("action")
-                .num_args(0..)
-                .trailing_var_arg(true)
-                .allow_hyphen_values(true)
-                .help(format!("An action on the element found, and its text: {}", actions.join(", "))),
+            // Flags may follow the action (`click --json`); a text starting with `-` goes
+            // after `--` (`fill -- -5`).
+            Arg::new("action").num_args(0..).help(format!("An action on the element found, and its text: {}", actions.join(", "))),
         )
         .arg(Arg::new("name").long("name").value_name("TEXT").help("With role: the accessible name"))
         .arg(Arg::new("exact").long("exact").action(ArgAction::SetTrue).help("Whole text and case must match"))
-        .arg(Arg::new("nth").long("nth").value_name("N").allow_hyphen_values(true).value_parser(clap::value_parser!(i64)).help("Which match, from 0; -1 is the last"))
+        .arg(
+            Arg::new("nth")
+                .long("nth")
+                .value_name("N")
+                .allow_hyphen_values(true)
+                .value_parser(clap::value_parser!(i64))
+                .help("Which match, from 0; -1 is the last"),
+        )
         .arg(Arg::new("first").long("first").action(ArgAction::SetTrue).conflicts_with_all(["nth", "last"]).help("The first match"))
         .arg(Arg::new("last").long("last").action(ArgAction::SetTrue).conflicts_with("nth").help("The last match"))
         .arg(Arg::new("tab").long("tab").value_name("TAB").help("The tab to act on (default: the selected tab)"))
@@ -87,9 +92,7 @@ pub(super) fn call(registry: &ToolRegistry, matches: &ArgMatches) -> Result<(Too
         locator.insert("nth".into(), json!(nth));
     }
     let words: Vec<String> = matches.get_many::<String>("action").map(|words| words.cloned().collect()).unwrap_or_default();
-    let describe = |name: &str| {
-        registry.describe(name).ok_or_else(|| Error::internal(format!("the registry has no tool {name}")))
-    };
+    let describe = |name: &str| registry.describe(name).ok_or_else(|| Error::internal(format!("the registry has no tool {name}")));
     let (mut input, tool) = match words.split_first() {
         None => (locator, describe("find")?),
         Some((word, rest)) => {
@@ -158,5 +161,11 @@ mod tests {
         assert!(parse(&["role", "button", "explode"]).unwrap_err().message.contains("not an action"));
         assert!(parse(&["colour", "red"]).is_err(), "an unknown kind is refused");
         assert!(parse(&["label", "Email", "click", "extra"]).is_err());
+        // Flags after the action word are the command's, not the action's words.
+        assert_eq!(
+            parse(&["role", "button", "--name", "Save", "click", "--json", "--data-dir", "/tmp/d"]).unwrap(),
+            ("click", json!({ "locator": { "role": "button", "name": "Save" } }))
+        );
+        assert_eq!(parse(&["label", "Age", "fill", "--", "-5"]).unwrap().1, json!({ "locator": { "label": "Age" }, "text": "-5" }));
     }
 }
