@@ -21,6 +21,8 @@ pub fn skill(registry: &ToolRegistry) -> String {
     let catalogue = registry.catalogue();
     let u = |tool: &str| usage(&catalogue, tool);
     let mut others: Vec<String> = catalogue.iter().map(|tool| tool.presentation.cli_alias.unwrap_or(tool.name).replace('_', "-")).collect();
+    // Not a tool: many command lines in one process (`cli/batch.rs`).
+    others.push("batch".into());
     others.sort();
     format!(
         "---
@@ -66,11 +68,9 @@ A failure prints `E_CODE: message` on stderr and exits 1: `E_NOT_FOUND`, `E_STAL
 
 ## More
 Several sessions: `malo session new`, then `-s <session>`. What the page loaded and
-logged: `malo requests`, `malo console`, `malo page-errors`. By meaning, not refs:
-`malo find role button --name Save click`, `malo find label Email fill me@x.test`.
-Many commands, one process: `malo batch` (a command per stdin line; JSON lines, `--bail`).
+logged: `malo requests`, `malo console`, `malo page-errors`.
 Over MCP (`malo mcp`) the core tools come first; groups add the rest: network, files,
-state, vision, pdf, devtools, person, sessions, content, or all (`--caps network,files`,
+state, vision, pdf, devtools, person, sessions, or all (`--caps network,files`,
 `MALO_MCP_CAPS`, or a core tool asked at run time).
 All commands: {others}.
 ",
