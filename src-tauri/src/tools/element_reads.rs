@@ -151,7 +151,7 @@ fn element(element_ref: Option<String>, selector: Option<String>) -> Result<Elem
     match (&element_ref, &selector) {
         (Some(_), Some(_)) => Err(refused("selector", "give a ref or a selector, not both")),
         (None, None) => Err(refused("ref", "give the element: a ref (from snapshot) or a selector")),
-        _ => Ok(ElementTarget { element_ref, selector }),
+        _ => Ok(ElementTarget { element_ref, selector, ..ElementTarget::default() }),
     }
 }
 

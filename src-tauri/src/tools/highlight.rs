@@ -64,7 +64,7 @@ pub(super) fn tool() -> Tool {
 }
 
 async fn highlight(context: &ToolContext, input: HighlightInput) -> Result<HighlightOutput> {
-    let target = ElementTarget { element_ref: input.element_ref, selector: input.selector };
+    let target = ElementTarget { element_ref: input.element_ref, selector: input.selector, ..ElementTarget::default() };
     if input.clear {
         if let Some(field) =
             [("ref", target.element_ref.is_some()), ("selector", target.selector.is_some()), ("duration_ms", input.duration_ms.is_some())]
