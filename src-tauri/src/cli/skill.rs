@@ -21,8 +21,6 @@ pub fn skill(registry: &ToolRegistry) -> String {
     let catalogue = registry.catalogue();
     let u = |tool: &str| usage(&catalogue, tool);
     let mut others: Vec<String> = catalogue.iter().map(|tool| tool.presentation.cli_alias.unwrap_or(tool.name).replace('_', "-")).collect();
-    // Not a tool: many command lines in one process (`cli/batch.rs`).
-    others.push("batch".into());
     others.sort();
     format!(
         "---
