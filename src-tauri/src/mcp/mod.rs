@@ -332,10 +332,10 @@ fn shape(presentation: &crate::tools::Presentation, mut result: Value, input: &M
 }
 
 /// The fields many tools share, said once (the server's instructions say what they mean):
-/// an action's target (`ref`, `selector`, `x`, `y`) and waits (`settle_ms`, `timeout_ms`),
-/// and a page tool's `tab` and an action's `locator`, which MCP leaves out
-/// (`browser_tab_select` chooses the tab page tools act on; `browser_find`'s description
-/// says actions take a locator; either given is still taken). Each only where the registry's field is
+/// an action's target (`ref`, `selector`, `x`, `y`); and an action's waits (`settle_ms`,
+/// `timeout_ms`: the instructions give their defaults), a page tool's `tab` and an action's
+/// `locator`, which MCP leaves out (`browser_tab_select` chooses the tab page tools act on;
+/// `browser_find`'s description says actions take a locator; any given is still taken). Each only where the registry's field is
 /// the shared one, as its description tells.
 const SHARED_FIELDS: [(&str, &str, Option<&str>); 8] = [
     ("ref", "The element: a ref", Some("Ref from browser_snapshot.")),
@@ -353,7 +353,7 @@ fn shared_fields(registry: &Value, listed: &mut Value) {
         let shared = registry[field]["description"].as_str().is_some_and(|description| description.starts_with(said));
         let Some(listed_field) = listed.get_mut(field).filter(|_| shared) else { continue };
         match (field, short) {
-            ("tab" | "locator", _) => {
+            ("tab" | "locator" | "settle_ms" | "timeout_ms", _) => {
                 listed.as_object_mut().map(|fields| fields.remove(field));
             }
             (_, Some(short)) => listed_field["description"] = json!(short),
@@ -368,7 +368,8 @@ fn shared_fields(registry: &Value, listed: &mut Value) {
 const ENABLE_CAPS_DESCRIPTION: &str = "Add tool groups to this connection; the tool list then grows. network (response bodies, \
      interception, HAR, headers, throttling), files (upload, downloads), state (cookies, storage, profiles, identity), vision \
      (mouse at x,y, drag, observe, viewport), pdf, devtools (evaluate, extract, assert, run_steps, events, hover, check, scroll, \
-     focus, a11y, vitals), person (a person logs in, watch, highlight), sessions (more sessions), content (read, diff, find), all.";
+     focus, a11y, vitals, init scripts), person (a person logs in, watch, highlight), sessions (more sessions), content (read, diff, \
+     find), emulation (media, devices, HTTP auth, clipboard), all.";
 
 fn enable_caps_schema() -> Value {
     let mut names: Vec<&str> = Group::ALL.into_iter().map(Group::name).collect();
@@ -397,8 +398,9 @@ impl<B: Backend> ServerHandler for McpServer<B> {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build()).with_instructions(
             "malo-browser: hidden, isolated browser sessions. Start with browser_navigate, then browser_snapshot \
              (text, refs like e12) and act with browser_click / browser_fill / browser_press using those refs \
-             (or a CSS `selector`). Actions wait up to `timeout_ms` for their element to be actionable and up to \
-             `settle_ms` for what they caused (navigation, dialogs, quiet DOM). Page tools act on the selected tab \
+             (or a CSS `selector`). Every action also takes `timeout_ms` (default 5000), how long it waits for its \
+             element to be actionable, and `settle_ms` (default 1500, max 30000), how long it waits for what it \
+             caused (navigation, dialogs, quiet DOM). Page tools act on the selected tab \
              (browser_tab_select). More tools come in groups: browser_enable_caps adds them.",
         )
     }
