@@ -70,7 +70,10 @@ fi
 # build bundles into the daemon (src-tauri/build.rs). Without it `a11y` is unsupported.
 axe_dir="$(cd "$(dirname "$0")/.." && pwd)/src-tauri/axe"
 axe_wanted=$(sed -n 's/.*"axe-core": "\(.*\)".*/\1/p' "$axe_dir/package.json")
-axe_installed=$(sed -n 's/^ *"version": "\(.*\)".*/\1/p' "$axe_dir/node_modules/axe-core/package.json" 2>/dev/null | head -n 1)
+axe_installed=""
+if [ -f "$axe_dir/node_modules/axe-core/package.json" ]; then
+  axe_installed=$(sed -n 's/^ *"version": "\(.*\)".*/\1/p' "$axe_dir/node_modules/axe-core/package.json" | head -n 1)
+fi
 if [ "$axe_installed" != "$axe_wanted" ]; then
   echo "setup: installing axe-core $axe_wanted into $axe_dir" >&2
   (cd "$axe_dir" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)

@@ -21,6 +21,7 @@ pub fn skill(registry: &ToolRegistry) -> String {
     let catalogue = registry.catalogue();
     let u = |tool: &str| usage(&catalogue, tool);
     let mut others: Vec<String> = catalogue.iter().map(|tool| tool.presentation.cli_alias.unwrap_or(tool.name).replace('_', "-")).collect();
+    others.push("batch".to_string());
     others.sort();
     format!(
         "---
@@ -31,21 +32,21 @@ description: Browse the web from the shell with malo: open pages, read them as t
 # malo: a browser from the shell
 
 malo drives hidden, isolated WebKit pages through a local daemon that starts on first use.
-The first page command opens a session (stderr says so); later commands reuse it, and
+The first page command opens a session; later commands reuse it, and
 `malo close` ends it. Output is short text, piped or not; `--json` gives the daemon's
 JSON. `--help` on any command lists its flags.
 
 ## The loop
 1. `{navigate}` loads a page and waits until it is quiet.
 2. `malo snapshot` shows the page as lines; each interactive element has a ref such as
-   `e12`. Read it before acting. `--changes` shows only what changed.
+   `e12`. `--changes` shows only what changed.
 3. Act by ref (or a CSS selector; `@e12` is the same ref): `{click}`, `{fill}`,
    `{select}`, `{press}` (Enter, Control+A), `{type}` (key by key), `{check}`, `{hover}`.
    An action prints `ok`, then what it caused (navigated, download, popup, dialog).
 4. Check: `malo assert --text \"Welcome\"` exits 1 when it fails; `{wait_for}` waits.
-5. After the page changes, snapshot again: old refs fail with `E_STALE_REF`.
+5. Find by role and name instead: `malo find role button --name Save click`.
 
-Read without a snapshot: `{extract}`, `{evaluate}` (JavaScript).
+Read without a snapshot: `malo read` (the main content as Markdown), `{evaluate}`.
 What changed since the last look: `malo diff snapshot`, `malo diff screenshot`, `malo diff
 url A B`. Audits: `malo a11y` (axe-core), `malo vitals`.
 
@@ -67,9 +68,10 @@ A failure prints `E_CODE: message` on stderr and exits 1: `E_NOT_FOUND`, `E_STAL
 ## More
 Several sessions: `malo session new`, then `-s <session>`. What the page loaded and
 logged: `malo requests`, `malo console`, `malo page-errors`.
-Over MCP (`malo mcp`) the core tools come first; groups add the rest: network, files,
-state, vision, pdf, devtools, person, sessions, or all (`--caps network,files`,
-`MALO_MCP_CAPS`, or a core tool asked at run time).
+`malo batch --bail` runs commands from stdin, one a line, in one process.
+Over MCP (`malo mcp`) core tools come first; groups add the rest (network, files, state,
+vision, pdf, devtools, person, sessions, content, emulation, all): `--caps network,files`,
+`MALO_MCP_CAPS`, or a core tool at run time.
 All commands: {others}.
 ",
         navigate = u("navigate"),
@@ -81,7 +83,6 @@ All commands: {others}.
         check = u("check"),
         hover = u("hover"),
         wait_for = u("wait_for"),
-        extract = u("extract"),
         evaluate = u("evaluate"),
         tab_new = u("tab_new"),
         tab_select = u("tab_select"),
@@ -162,8 +163,21 @@ mod tests {
         let text = skill(&ToolRegistry::standard());
         let tokens = tiktoken_rs::o200k_base().expect("the o200k tokenizer").encode_with_special_tokens(&text).len();
         assert!(tokens <= 1000, "{tokens} tokens");
-        for taught in ["--json", "--caps", "MALO_MCP_CAPS", "network", "files", "state", "vision", "pdf", "devtools", "person", "sessions"]
-        {
+        for taught in [
+            "--json",
+            "--caps",
+            "MALO_MCP_CAPS",
+            "network",
+            "files",
+            "state",
+            "vision",
+            "pdf",
+            "devtools",
+            "person",
+            "sessions",
+            "content",
+            "emulation",
+        ] {
             assert!(text.contains(taught), "{taught} missing:\n{text}");
         }
         // The count, for whoever reads the test output.
