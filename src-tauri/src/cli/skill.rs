@@ -26,7 +26,7 @@ pub fn skill(registry: &ToolRegistry) -> String {
     format!(
         "---
 name: malo-browser
-description: Browse the web from the shell with malo: open pages, read them as text with element refs, click, fill, screenshot, download and upload, and hand over to a person for logins. Use it whenever a task needs a real browser.
+description: Browse the web from the shell with malo: open pages, read them as text with element refs, click, fill, screenshot, and hand over to a person for logins. Use it whenever a task needs a real browser.
 ---
 
 # malo: a browser from the shell
@@ -34,7 +34,7 @@ description: Browse the web from the shell with malo: open pages, read them as t
 malo drives hidden, isolated WebKit pages through a local daemon that starts on first use.
 The first page command opens a session; later commands reuse it, and
 `malo close` ends it. Output is short text, piped or not; `--json` gives the daemon's
-JSON. `--help` on any command lists its flags.
+JSON.
 
 ## The loop
 1. `{navigate}` loads a page and waits until it is quiet.
@@ -42,13 +42,12 @@ JSON. `--help` on any command lists its flags.
    `e12`. `--changes` shows only what changed.
 3. Act by ref (or a CSS selector; `@e12` is the same ref): `{click}`, `{fill}`,
    `{select}`, `{press}` (Enter, Control+A), `{type}` (key by key), `{check}`, `{hover}`.
-   An action prints `ok`, then what it caused (navigated, download, popup, dialog).
+   An action prints `ok` and what it caused (navigated, download, popup, dialog).
 4. Check: `malo assert --text \"Welcome\"` exits 1 when it fails; `{wait_for}` waits.
 5. Find by role and name instead: `malo find role button --name Save click`.
 
-Read without a snapshot: `malo read` (the main content as Markdown), `{evaluate}`.
-What changed since the last look: `malo diff snapshot`, `malo diff screenshot`, `malo diff
-url A B`. Audits: `malo a11y` (axe-core), `malo vitals`.
+Read without a snapshot: `malo read` (main text as Markdown), `{evaluate}`.
+Changes since the last look: `malo diff snapshot` (or screenshot, url A B). Audits: `malo a11y` (axe-core), `malo vitals`.
 
 ## Pictures, tabs, files
 `malo screenshot -o page.png` (`--full-page`, `--ref e12`, `--marks` draws the refs);
