@@ -41,13 +41,13 @@ JSON.
 2. `malo snapshot` shows the page as lines; each interactive element has a ref such as
    `e12`. `--changes` shows only what changed.
 3. Act by ref (or a CSS selector; `@e12` is the same ref): `{click}`, `{fill}`,
-   `{select}`, `{press}` (Enter, Control+A), `{type}` (key by key), `{check}`, `{hover}`.
+   `{select}`, `{press}` (Enter, Control+A), `{type}`, `{check}`, `{hover}`.
    An action prints `ok` and what it caused (navigated, download, popup, dialog).
 4. Check: `malo assert --text \"Welcome\"` exits 1 when it fails; `{wait_for}` waits.
 5. Find by role and name instead: `malo find role button --name Save click`.
 
 Read without a snapshot: `malo read` (main text as Markdown), `{evaluate}`.
-Changes since the last look: `malo diff snapshot` (or screenshot, url A B). Audits: `malo a11y` (axe-core), `malo vitals`.
+Changes since the last look: `malo diff snapshot` (or screenshot, url A B). Audits: `malo a11y`, `malo vitals`.
 
 ## Pictures, tabs, files
 `malo screenshot -o page.png` (`--full-page`, `--ref e12`, `--marks` draws the refs);
@@ -56,7 +56,7 @@ take `--tab <tab>`. Downloads land in the session's folder (`malo list-downloads
 upload with `{set_file_input}`.
 
 ## Asking a person
-For a login, a CAPTCHA or a QR code, do not guess: `malo login --mode watch` shows the page
+For a login or a CAPTCHA, do not guess: `malo login --mode watch` shows the page
 to the person and waits until they are done. Saved passwords: `malo login --mode password
 --credential NAME` (you never see them).
 
