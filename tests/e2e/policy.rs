@@ -442,7 +442,8 @@ fn no_tool_route_or_mcp_call_writes_the_policy_file() {
             }
         }
     }
-    taking_paths.retain(|(tool, _)| tool != "set_file_input"); // it reads files, never writes
+    // These read files (outside the data directory), never write.
+    taking_paths.retain(|(tool, _)| tool != "set_file_input" && tool != "init_script");
     let mut listed: Vec<(String, String)> = PATH_FIELDS.iter().map(|(tool, field)| (tool.to_string(), field.to_string())).collect();
     listed.sort();
     taking_paths.sort();
